@@ -1,0 +1,129 @@
+/* pfutex.h - Linux futex semantics on every system.
+ *
+ * Two entry points over one engine:
+ *   - the compatibility multiplexer pfutex(), with Linux futex(2)'s op
+ *     numbers, flags, argument overloading, return values and errno;
+ *   - clean single-purpose calls (pfutex_wait, pfutex_wake, pfutex_requeue,
+ *     pfutex_cmp_requeue, pfutex_wake_op), modelled on Linux 6.7's
+ *     futex_wait(2)/futex_wake(2)/futex_requeue(2).
+ * Every call returns -1 and sets errno on failure, like syscall(2).
+ * See pfutex(3) and one manual page per call.
+ */
+#ifndef PFUTEX_H
+#define PFUTEX_H
+
+#include <stdint.h>
+#include <time.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The one export macro: the library is built with hidden visibility. */
+#if defined(_WIN32) && defined(PFUTEX_BUILDING_DLL)
+# define PFUTEX_API __declspec(dllexport)
+#elif defined(__GNUC__) && __GNUC__ >= 4
+# define PFUTEX_API __attribute__((visibility("default")))
+#else
+# define PFUTEX_API
+#endif
+
+#define PFUTEX_VERSION_MAJOR 0
+#define PFUTEX_VERSION_MINOR 1
+#define PFUTEX_VERSION_PATCH 0
+
+/* ---- Flags of the clean calls ------------------------------------------ */
+/* The futex is used by one process only (like FUTEX2_PRIVATE).  Without it
+ * the futex is shared: a private waiter is never woken by a shared wake on
+ * the same word, nor the other way round (as on Linux). */
+#define PFUTEX_PRIVATE          128u
+#define PFUTEX_SHARED           0u
+
+/* Clocks for pfutex_wait's absolute deadline (Linux's numbering). */
+#define PFUTEX_CLOCK_REALTIME   0
+#define PFUTEX_CLOCK_MONOTONIC  1
+
+/* Bitset that matches every waiter. */
+#define PFUTEX_BITSET_MATCH_ANY 0xffffffffu
+
+/* ---- pfutex_wake_op encoding (same bits as Linux FUTEX_OP) -------------- */
+#define PFUTEX_OP_SET           0       /* *uaddr2 = oparg  */
+#define PFUTEX_OP_ADD           1       /* *uaddr2 += oparg */
+#define PFUTEX_OP_OR            2       /* *uaddr2 |= oparg */
+#define PFUTEX_OP_ANDN          3       /* *uaddr2 &= ~oparg */
+#define PFUTEX_OP_XOR           4       /* *uaddr2 ^= oparg */
+#define PFUTEX_OP_OPARG_SHIFT   8       /* use (1 << oparg) as the operand */
+#define PFUTEX_OP_CMP_EQ        0
+#define PFUTEX_OP_CMP_NE        1
+#define PFUTEX_OP_CMP_LT        2
+#define PFUTEX_OP_CMP_LE        3
+#define PFUTEX_OP_CMP_GT        4
+#define PFUTEX_OP_CMP_GE        5
+#define PFUTEX_OP(op, oparg, cmp, cmparg) \
+  ((((uint32_t)(op) & 0xfu) << 28) | (((uint32_t)(cmp) & 0xfu) << 24) \
+   | (((uint32_t)(oparg) & 0xfffu) << 12) | ((uint32_t)(cmparg) & 0xfffu))
+
+/* ---- The compatibility multiplexer ------------------------------------- */
+/* Exactly Linux futex(2): op is FUTEX_WAIT (0) ... FUTEX_WAKE_BITSET (10)
+ * optionally or-ed with FUTEX_PRIVATE_FLAG (128) and FUTEX_CLOCK_REALTIME
+ * (256); for REQUEUE, CMP_REQUEUE and WAKE_OP the timeout slot carries val2
+ * (cast it: (const struct timespec *)(uintptr_t)val2).  Names for the op
+ * numbers are in <pfutex/linux.h>.  FUTEX_FD, the PI ops and unknown ops fail
+ * with ENOSYS. */
+PFUTEX_API long pfutex(uint32_t *uaddr, int op, uint32_t val,
+                       const struct timespec *timeout, uint32_t *uaddr2,
+                       uint32_t val3);
+
+/* ---- Clean single-purpose calls ---------------------------------------- */
+/* Wait while *uaddr == val until woken by a wake whose mask shares a bit with
+ * `mask`, or until the absolute `deadline` (NULL: none) on clock `clockid`
+ * (PFUTEX_CLOCK_MONOTONIC or PFUTEX_CLOCK_REALTIME) passes.  Returns 0 when
+ * woken (spurious wakeups are possible, as on Linux), else -1 with errno
+ * EAGAIN (*uaddr != val), ETIMEDOUT, EINTR (a signal handler ran), EINVAL
+ * (misaligned uaddr, mask 0, bad flags, bad deadline or clock) or EFAULT. */
+PFUTEX_API int pfutex_wait(uint32_t *uaddr, uint32_t val, uint32_t mask,
+                           unsigned int flags, const struct timespec *deadline,
+                           int clockid);
+
+/* Wake at most nr waiters of uaddr whose bitset shares a bit with mask.
+ * nr 0 wakes none; a negative nr fails with EINVAL.  Returns the number
+ * woken. */
+PFUTEX_API int pfutex_wake(uint32_t *uaddr, uint32_t mask, int nr,
+                           unsigned int flags);
+
+/* Wake at most nr_wake waiters of uaddr and move at most nr_requeue of the
+ * rest to uaddr2.  Returns woken + moved.  Negative counts: EINVAL. */
+PFUTEX_API int pfutex_requeue(uint32_t *uaddr, uint32_t *uaddr2, int nr_wake,
+                              int nr_requeue, unsigned int flags);
+
+/* As pfutex_requeue, but first checks *uaddr == val atomically with the
+ * requeue; EAGAIN (and nothing done) when it differs. */
+PFUTEX_API int pfutex_cmp_requeue(uint32_t *uaddr, uint32_t val,
+                                  uint32_t *uaddr2, int nr_wake,
+                                  int nr_requeue, unsigned int flags);
+
+/* Atomically apply op (PFUTEX_OP(...)) to *uaddr2, wake at most nr_wake
+ * waiters of uaddr and, if the comparison on the old value of *uaddr2 holds,
+ * at most nr_wake2 waiters of uaddr2.  Returns the total woken.  Counts of 0
+ * wake none; negative counts: EINVAL; an unknown op or cmp: ENOSYS (an
+ * unknown cmp after *uaddr2 was modified, as on Linux). */
+PFUTEX_API int pfutex_wake_op(uint32_t *uaddr, uint32_t *uaddr2, int nr_wake,
+                              int nr_wake2, uint32_t op, unsigned int flags);
+
+/* ---- Backends ---------------------------------------------------------- */
+/* Name of the active backend: "linux:futex2", "linux:futex" or
+ * "linux:futex_time64" for the native Linux backend, "emu:<port>" for the
+ * emulation (e.g. "emu:futex", "emu:sysv").  The environment variable
+ * PFUTEX_BACKEND, read once at first use, selects a compiled backend by name
+ * ("linux", "emu:futex", ...); NULL when it names no compiled backend, in
+ * which case every call fails with ENOSYS. */
+PFUTEX_API const char *pfutex_backend(void);
+
+/* NULL-terminated list of the backend names PFUTEX_BACKEND accepts in this
+ * build, the default first. */
+PFUTEX_API const char *const *pfutex_backends(void);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* PFUTEX_H */

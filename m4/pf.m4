@@ -1,0 +1,71 @@
+# pf.m4: local macros for pfutex.
+
+# PF_CC_TRY_FLAG(FLAG, ACTION-IF-OK): does the C compiler accept FLAG (as an error if not)?
+AC_DEFUN([PF_CC_TRY_FLAG], [
+  AS_VAR_PUSHDEF([pf_var], [pf_cv_cflag_$1])
+  AC_CACHE_CHECK([whether $CC accepts $1], [pf_var], [
+    save_CFLAGS=$CFLAGS; CFLAGS="$CFLAGS -Werror $1"
+    AC_COMPILE_IFELSE([AC_LANG_PROGRAM([], [])], [AS_VAR_SET([pf_var], [yes])], [AS_VAR_SET([pf_var], [no])])
+    CFLAGS=$save_CFLAGS])
+  AS_VAR_IF([pf_var], [yes], [$2])
+  AS_VAR_POPDEF([pf_var])])
+
+# PF_PTHREAD: find how to build threaded code; sets PTHREAD_CFLAGS and PTHREAD_LIBS.
+AC_DEFUN([PF_PTHREAD], [
+  AC_CACHE_CHECK([how to build with POSIX threads], [pf_cv_pthread], [
+    pf_cv_pthread=no
+    for pf_try in "-pthread" "" "-lpthread"; do
+      save_CFLAGS=$CFLAGS save_LIBS=$LIBS
+      case $pf_try in -l*) LIBS="$LIBS $pf_try" ;; *) CFLAGS="$CFLAGS $pf_try" LIBS="$LIBS $pf_try" ;; esac
+      AC_LINK_IFELSE([AC_LANG_PROGRAM([[#include <pthread.h>
+static void *f(void *a) { return a; }]], [[pthread_t t; pthread_create(&t, 0, f, 0); pthread_join(t, 0);]])],
+        [pf_cv_pthread="$pf_try"; test -n "$pf_try" || pf_cv_pthread=none])
+      CFLAGS=$save_CFLAGS LIBS=$save_LIBS
+      test "x$pf_cv_pthread" != xno && break
+    done])
+  AS_CASE([$pf_cv_pthread],
+    [no], [AC_MSG_ERROR([pfutex needs POSIX threads])],
+    [none], [PTHREAD_CFLAGS= PTHREAD_LIBS=],
+    [-l*], [PTHREAD_CFLAGS= PTHREAD_LIBS=$pf_cv_pthread],
+    [PTHREAD_CFLAGS=$pf_cv_pthread PTHREAD_LIBS=$pf_cv_pthread])
+  AC_SUBST([PTHREAD_CFLAGS]) AC_SUBST([PTHREAD_LIBS])])
+
+# PF_LIBATOMIC_OPS: find libatomic_ops (atomic_ops.pc first, then a plain
+# header/library check).  Every atomic in pfutex goes through it.  The
+# primitives pfutex uses are inline on most targets; the library is linked only
+# when a test program using them does not link without it (e.g. the 64-bit
+# Debian archive on a -m32 build, where only the header is usable).
+# Sets AO_CFLAGS, AO_LIBS and pf_ao_how.
+AC_DEFUN([PF_LIBATOMIC_OPS], [
+  PKG_CHECK_MODULES([AO], [atomic_ops], [pf_ao_how="pkg-config atomic_ops"], [
+    AC_CHECK_HEADER([atomic_ops.h], [], [AC_MSG_ERROR([libatomic_ops was not found.
+On Debian or Ubuntu install it with: apt-get install libatomic-ops-dev
+(or point PKG_CONFIG_PATH at its atomic_ops.pc, or set AO_CFLAGS and AO_LIBS)])])
+    AO_CFLAGS= AO_LIBS=
+    save_LIBS=$LIBS
+    AC_SEARCH_LIBS([AO_pause], [atomic_ops], [test "x$ac_cv_search_AO_pause" = "xnone required" || AO_LIBS=$ac_cv_search_AO_pause])
+    LIBS=$save_LIBS
+    pf_ao_how="header check"])
+  save_CFLAGS=$CFLAGS save_LIBS=$LIBS
+  CFLAGS="$CFLAGS $AO_CFLAGS"
+  m4_define([pf_ao_prog], [AC_LANG_PROGRAM([[#include <atomic_ops.h>
+#if !defined(AO_HAVE_compare_and_swap_full) || !defined(AO_HAVE_fetch_and_add_full) \
+ || !defined(AO_HAVE_nop_full) || !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release) \
+ || !defined(AO_HAVE_int_compare_and_swap_full) || !defined(AO_HAVE_int_load)
+# error missing primitive
+#endif
+volatile AO_t x; volatile unsigned y;]], [[AO_compare_and_swap_full(&x, 0, 1); AO_fetch_and_add_full(&x, 1);
+AO_nop_full(); AO_store_release(&x, AO_load_acquire(&x)); return (int)AO_int_compare_and_swap_full(&y, 0, 1);]])])
+  AC_CACHE_CHECK([whether libatomic_ops has the primitives pfutex needs inline], [pf_cv_ao_inline],
+    [AC_LINK_IFELSE([pf_ao_prog], [pf_cv_ao_inline=yes], [pf_cv_ao_inline=no])])
+  if test "$pf_cv_ao_inline" = yes; then
+    AO_LIBS=
+    pf_ao_how="$pf_ao_how, header only (all primitives inline)"
+  else
+    LIBS="$LIBS $AO_LIBS"
+    AC_LINK_IFELSE([pf_ao_prog], [pf_ao_how="$pf_ao_how, linked: $AO_LIBS"],
+      [AC_MSG_ERROR([libatomic_ops lacks compare-and-swap, fetch-and-add or full barriers for $host
+On Debian or Ubuntu install a current one with: apt-get install libatomic-ops-dev])])
+  fi
+  CFLAGS=$save_CFLAGS LIBS=$save_LIBS
+  AC_SUBST([AO_CFLAGS]) AC_SUBST([AO_LIBS])])

@@ -1,0 +1,57 @@
+/* park.c - the emulation's Linux park port: one private kernel futex per
+ * waiter node (its parker word).  Knows nothing of futex semantics beyond
+ * "sleep while this word is 0".  An untimed park restarts under SA_RESTART
+ * and fails with EINTR otherwise; a timed park fails with EINTR after any
+ * handler: the same rules as futex(2) itself. */
+#include "sys.h"
+#include "emu.h"
+
+static int
+pf_fpark_init(void)
+{
+  pf_linux_sys_init();
+  return 0;
+}
+
+static int
+pf_fpark_prepare(struct pf_parker *p)
+{
+  AO_int_store(&p->word, 0);
+  return 0;
+}
+
+static int
+pf_fpark_park(struct pf_parker *p, const struct pf_deadline *dl)
+{
+  uint32_t *word = (uint32_t *)&p->word;
+  for (;;) {
+    long r;
+    if (AO_int_load_acquire(&p->word))
+      return 0;
+    if (dl) {
+      int op = PF_OP_WAIT_BITSET | PF_OP_PRIVATE_FLAG;
+      if (dl->clock == PFUTEX_CLOCK_REALTIME)
+        op |= PF_OP_CLOCK_REALTIME;
+      r = pf_linux_futex(word, op, 0, &dl->abs, 0, NULL, PFUTEX_BITSET_MATCH_ANY);
+    } else {
+      r = pf_linux_futex(word, PF_OP_WAIT | PF_OP_PRIVATE_FLAG, 0, NULL, 0, NULL, 0);
+    }
+    if (r == -ETIMEDOUT || r == -EINTR)
+      return AO_int_load_acquire(&p->word) ? 0 : (int)r;
+  }
+}
+
+static void
+pf_fpark_unpark(struct pf_parker *p)
+{
+  AO_int_store_release(&p->word, 1);
+  pf_linux_futex((uint32_t *)&p->word, PF_OP_WAKE | PF_OP_PRIVATE_FLAG, 1, NULL, 0, NULL, 0);
+}
+
+const struct pf_port pf_port_futex = {
+  .name = "futex",
+  .init = pf_fpark_init,
+  .prepare = pf_fpark_prepare,
+  .park = pf_fpark_park,
+  .unpark = pf_fpark_unpark,
+};

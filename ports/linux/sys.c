@@ -1,0 +1,136 @@
+/* sys.c - raw Linux futex system calls (old multiplexer, futex_time64 and
+ * the futex2 family), without libc wrappers. */
+#include "sys.h"
+
+#include <pthread.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+/* struct __kernel_timespec: 64-bit fields on every architecture. */
+struct pf_kts {
+  int64_t tv_sec;
+  int64_t tv_nsec;
+};
+
+/* struct futex_waitv (Linux 5.16+). */
+struct pf_waitv {
+  uint64_t val;
+  uint64_t uaddr;
+  uint32_t flags;
+  uint32_t reserved;
+};
+
+static long
+pf_sys_ret(long r)
+{
+  return r == -1 ? -errno : r;
+}
+
+#if SIZEOF_VOID_P == 4
+static pthread_once_t pf_sys_once = PTHREAD_ONCE_INIT;
+static enum pf_linux_old pf_sys_old = PF_LINUX_OLD_FUTEX;
+
+static void
+pf_sys_probe(void)
+{
+  uint32_t w = 0;
+  /* A wake of 0 waiters on a private word: harmless, ENOSYS before 5.1. */
+  if (syscall(PF_NR_futex_time64, &w, PF_OP_WAKE | PF_OP_PRIVATE_FLAG, 1, NULL, NULL, 0) >= 0)
+    pf_sys_old = PF_LINUX_OLD_TIME64;
+}
+
+enum pf_linux_old
+pf_linux_sys_init(void)
+{
+  pthread_once(&pf_sys_once, pf_sys_probe);
+  return pf_sys_old;
+}
+
+void
+pf_linux_sys_force_time32(void)
+{
+  pf_linux_sys_init();
+  pf_sys_old = PF_LINUX_OLD_FUTEX;
+}
+#else
+enum pf_linux_old
+pf_linux_sys_init(void)
+{
+  return PF_LINUX_OLD_FUTEX;   /* 64-bit: SYS_futex already takes 64-bit time */
+}
+
+void
+pf_linux_sys_force_time32(void)
+{
+}
+#endif
+
+long
+pf_linux_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts,
+               uintptr_t val2, uint32_t *uaddr2, uint32_t val3)
+{
+#if SIZEOF_VOID_P == 4
+  if (pf_linux_sys_init() == PF_LINUX_OLD_TIME64) {
+    struct pf_kts k;
+    const void *slot = (const void *)val2;
+    if (ts) {
+      k.tv_sec = ts->tv_sec;
+      k.tv_nsec = ts->tv_nsec;
+      slot = &k;
+    }
+    return pf_sys_ret(syscall(PF_NR_futex_time64, uaddr, op, val, slot, uaddr2, val3));
+  } else {
+    /* The time32 call: clamp what a 32-bit time_t cannot hold. */
+    struct { int32_t tv_sec; int32_t tv_nsec; } o;
+    const void *slot = (const void *)val2;
+    if (ts) {
+      o.tv_sec = ts->tv_sec > INT32_MAX ? INT32_MAX : (int32_t)ts->tv_sec;
+      o.tv_nsec = (int32_t)ts->tv_nsec;
+      slot = &o;
+    }
+    return pf_sys_ret(syscall(SYS_futex, uaddr, op, val, slot, uaddr2, val3));
+  }
+#else
+  const void *slot = ts ? (const void *)ts : (const void *)val2;
+  return pf_sys_ret(syscall(SYS_futex, uaddr, op, val, slot, uaddr2, val3));
+#endif
+}
+
+long
+pf_linux_futex_wait2(uint32_t *uaddr, uint32_t val, uint32_t mask, unsigned int flags,
+                     const struct pf_deadline *dl)
+{
+  struct pf_kts k, *kp = NULL;
+  int clk = 1;   /* CLOCK_MONOTONIC */
+  if (dl) {
+    k.tv_sec = dl->abs.tv_sec;
+    k.tv_nsec = dl->abs.tv_nsec;
+    kp = &k;
+    clk = dl->clock == PFUTEX_CLOCK_REALTIME ? 0 : 1;
+  }
+  return pf_sys_ret(syscall(PF_NR_futex_wait, uaddr, (unsigned long)val, (unsigned long)mask,
+                            flags | PF_FUTEX2_SIZE_U32, kp, clk));
+}
+
+long
+pf_linux_futex_wake2(uint32_t *uaddr, uint32_t mask, int nr, unsigned int flags)
+{
+  return pf_sys_ret(syscall(PF_NR_futex_wake, uaddr, (unsigned long)mask, nr,
+                            flags | PF_FUTEX2_SIZE_U32));
+}
+
+long
+pf_linux_futex_requeue2(uint32_t *uaddr, uint32_t val, uint32_t *uaddr2,
+                        unsigned int flags, int nr_wake, int nr_requeue)
+{
+  struct pf_waitv w[2];
+  w[0].val = val;
+  w[0].uaddr = (uintptr_t)uaddr;
+  w[0].flags = flags | PF_FUTEX2_SIZE_U32;
+  w[0].reserved = 0;
+  w[1].val = 0;
+  w[1].uaddr = (uintptr_t)uaddr2;
+  w[1].flags = flags | PF_FUTEX2_SIZE_U32;
+  w[1].reserved = 0;
+  return pf_sys_ret(syscall(PF_NR_futex_requeue, w, 0, nr_wake, nr_requeue));
+}

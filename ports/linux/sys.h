@@ -1,0 +1,35 @@
+/* sys.h - raw Linux futex system calls, shared by the native backend and the
+ * emulation's futex park port.  All return 0/count or -errno. */
+#ifndef PF_LINUX_SYS_H
+#define PF_LINUX_SYS_H
+
+#include "pf.h"
+
+/* Syscall numbers: the same on every architecture for the futex2 family. */
+#define PF_NR_futex_wake     454
+#define PF_NR_futex_wait     455
+#define PF_NR_futex_requeue  456
+#define PF_NR_futex_time64   422   /* 32-bit architectures only */
+
+#define PF_FUTEX2_SIZE_U32   0x02u
+#define PF_FUTEX2_PRIVATE    128u
+
+/* Which old multiplexed call carries timeouts: chosen once by
+ * pf_linux_sys_init (futex_time64 on 32-bit when the kernel has it). */
+enum pf_linux_old { PF_LINUX_OLD_FUTEX, PF_LINUX_OLD_TIME64 };
+enum pf_linux_old pf_linux_sys_init(void);
+/* Force the time32 futex call (the "linux:futex" selector on 32-bit). */
+void pf_linux_sys_force_time32(void);
+
+/* The old futex(2).  `ts` is a timeout (converted for futex_time64 or the
+ * 32-bit time_t call as needed); `val2` is passed in the timeout slot
+ * instead when ts is NULL and val2 is nonzero. */
+long pf_linux_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts,
+                    uintptr_t val2, uint32_t *uaddr2, uint32_t val3);
+long pf_linux_futex_wait2(uint32_t *uaddr, uint32_t val, uint32_t mask, unsigned int flags,
+                          const struct pf_deadline *dl);
+long pf_linux_futex_wake2(uint32_t *uaddr, uint32_t mask, int nr, unsigned int flags);
+long pf_linux_futex_requeue2(uint32_t *uaddr, uint32_t val, uint32_t *uaddr2,
+                             unsigned int flags, int nr_wake, int nr_requeue);
+
+#endif

@@ -1,0 +1,122 @@
+/* emu.h - the emulation engine: waitqueue table, waiter nodes, park ports.
+ * Private to src/ and ports/; nothing here is OS-specific. */
+#ifndef PF_EMU_H
+#define PF_EMU_H
+
+#include "pf.h"
+
+/* ---- The park port: the only thing an OS supplies ---------------------- */
+/* A port parks and unparks exactly one waiter; it knows nothing of futex
+ * semantics.  Each waiter node embeds one parker.  Contract:
+ *   prepare(p)   before the node is queued: arm p for one park/unpark pair.
+ *   park(p, dl)  sleep until unparked (0: the token is consumed), until the
+ *                absolute deadline dl passes (-ETIMEDOUT; NULL: none), or a
+ *                signal handler ran (-EINTR; a port may instead restart when
+ *                Linux would).  Never returns 0 without a token.
+ *   unpark(p)    give p its token; called at most once per prepare, by a
+ *                waker that owns the node until it publishes WOKEN. */
+struct pf_parker {
+  unsigned int word;     /* futex port: 0 armed, 1 token given */
+  int id;                /* sysv port: semaphore set id */
+  int num;               /* sysv port: semaphore number in the set */
+};
+
+struct pf_port {
+  const char *name;      /* "futex", "sysv": the backend is "emu:" name */
+  int (*init)(void);     /* once per process; 0 or -errno */
+  int (*prepare)(struct pf_parker *p);
+  int (*park)(struct pf_parker *p, const struct pf_deadline *dl);
+  void (*unpark)(struct pf_parker *p);
+};
+
+extern const struct pf_port pf_port_futex;
+extern const struct pf_port pf_port_sysv;
+extern const struct pf_port *pf_emu_port;   /* the active port, set once at init */
+
+/* ---- Keys -------------------------------------------------------------- */
+/* A private futex is keyed by its address.  A shared one outside any
+ * shared region is keyed by its address too, in a key space of its own: a
+ * FUTEX_PRIVATE_FLAG waiter is not woken by a shared wake of the same word,
+ * as on Linux.  (Shared regions will key by region and offset.) */
+enum { PF_KEY_PRIVATE = 0, PF_KEY_SHARED_LOCAL = 1 };
+struct pf_key {
+  uintptr_t word;
+  uintptr_t space;
+};
+
+static inline int
+pf_key_eq(const struct pf_key *a, const struct pf_key *b)
+{
+  return a->word == b->word && a->space == b->space;
+}
+
+/* ---- Waiter nodes ------------------------------------------------------ */
+/* state transitions (the only ones):
+ *   QUEUED -> WAKING   a waker, under the bucket lock, as it unlinks the node
+ *   WAKING -> WOKEN    that waker, after unlock and unpark: a release store,
+ *                      its last touch of the node
+ *   QUEUED -> GONE     the waiter itself, under the bucket lock (timeout,
+ *                      signal): it unlinked itself
+ * A waiter returns only in WOKEN or GONE, so no queue ever holds a dead node. */
+enum { PF_W_QUEUED = 1, PF_W_WAKING, PF_W_WOKEN, PF_W_GONE };
+
+struct pf_waiter {
+  struct pf_waiter *next, *prev;   /* bucket queue links; bucket lock */
+  struct pf_key key;               /* bucket lock (requeue rewrites it) */
+  uint32_t bitset;                 /* set before queueing, then read-only */
+  AO_t bucket;                     /* index of the bucket whose queue holds the node;
+                                      written under that bucket's lock (requeue: both) */
+  AO_t state;                      /* PF_W_*, see the transition table */
+  struct pf_waiter *wake_next;     /* the waker's private list once unlinked */
+  struct pf_parker park;           /* the port's */
+};
+
+/* ---- Buckets and the table --------------------------------------------- */
+#define PF_CACHELINE 64
+struct pf_bucket {
+  AO_t lock;                       /* 0 free, 1 held */
+  AO_t waiters;                    /* nodes queued here plus waiters past barrier (A)
+                                      that have not queued yet: see wait.c */
+  struct pf_waiter *head, *tail;   /* FIFO queue; lock */
+} __attribute__((aligned(PF_CACHELINE)));
+
+struct pf_table {
+  struct pf_bucket *buckets;
+  uintptr_t nbuckets;              /* a power of two: 256 per CPU, like Linux */
+  unsigned int shift;              /* for the multiplicative hash */
+};
+extern struct pf_table pf_table;
+
+int pf_table_init(void);
+uintptr_t pf_key_bucket(const struct pf_key *k);
+int pf_key_make(uint32_t *uaddr, unsigned int flags, struct pf_key *k);
+int pf_word_check(const uint32_t *uaddr);
+
+void pf_bucket_lock(struct pf_bucket *b);
+void pf_bucket_unlock(struct pf_bucket *b);
+void pf_bucket_lock2(uintptr_t i1, uintptr_t i2);
+void pf_bucket_unlock2(uintptr_t i1, uintptr_t i2);
+
+void pf_queue_append_locked(struct pf_bucket *b, struct pf_waiter *w);
+void pf_queue_unlink_locked(struct pf_bucket *b, struct pf_waiter *w);
+/* Unlink up to nr waiters matching key and mask, mark them WAKING and chain
+ * them (FIFO) onto *list; returns how many. */
+int pf_queue_wake_locked(struct pf_bucket *b, const struct pf_key *k, uint32_t mask, int nr,
+                         struct pf_waiter ***tailp);
+/* After unlocking: unpark each, then publish WOKEN (the last touch). */
+void pf_wake_list(struct pf_waiter *list);
+
+static inline uint32_t
+pf_word_load(const uint32_t *uaddr)
+{
+  return AO_int_load((const volatile unsigned int *)uaddr);
+}
+
+void pf_cpu_relax(unsigned int *spins);
+
+int pf_emu_wait(const struct pf_req *r);
+int pf_emu_wake(const struct pf_req *r);
+int pf_emu_requeue(const struct pf_req *r);
+int pf_emu_wake_op(const struct pf_req *r);
+
+#endif

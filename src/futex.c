@@ -1,0 +1,128 @@
+/* futex.c - the compatibility multiplexer: decode, validate, dispatch.
+ *
+ * pfutex() takes Linux futex(2)'s arguments and applies the kernel's rules in
+ * the kernel's order (checked against Linux 6.18, see tests/errno_*.c):
+ *   1. a timeout is read and validated first, for the ops that take one
+ *      (EINVAL for tv_sec < 0 or tv_nsec outside [0, 1e9));
+ *   2. FUTEX_CLOCK_REALTIME with anything but WAIT_BITSET: ENOSYS (the
+ *      kernel also allows WAIT_REQUEUE_PI and LOCK_PI2, which are ENOSYS
+ *      here anyway);
+ *   3. per op: zero bitset EINVAL, negative requeue counts EINVAL, then the
+ *      addresses (alignment EINVAL, faults EFAULT: the backend's job, since
+ *      only it knows which memory it touches).
+ * Legacy quirks kept: WAKE/WAKE_OP with a count <= 0 wake one (the kernel's
+ * loop counts before it compares), REQUEUE and CMP_REQUEUE return woken +
+ * requeued, val2 travels in the timeout slot.
+ */
+#include "pf.h"
+
+static long
+pf_errno(int r)
+{
+  if (r < 0) {
+    errno = -r;
+    return -1;
+  }
+  return r;
+}
+
+/* The kernel's futex_wake loop: "if (++ret >= nr_wake) break". */
+static int
+pf_legacy_count(int nr)
+{
+  return nr <= 0 ? 1 : nr;
+}
+
+/* User space ends below 2^47 on x86_64 (4-level paging) and 2^48 on
+ * aarch64; a 32-bit process on a 64-bit kernel owns all but the top page. */
+int
+pf_addr_out_of_range(const void *p)
+{
+  uintptr_t a = (uintptr_t)p;
+#if defined(__x86_64__) && !defined(__ILP32__)
+  return a > (((uintptr_t)1 << 47) - 4096 - 4);
+#elif defined(__aarch64__) && !defined(__ILP32__)
+  return a > (((uintptr_t)1 << 48) - 4);
+#else
+  return a > UINTPTR_MAX - 4096;
+#endif
+}
+
+int
+pf_addr_unreadable(const void *p)
+{
+  return (uintptr_t)p < 4096 || pf_addr_out_of_range(p);
+}
+
+long
+pfutex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeout,
+       uint32_t *uaddr2, uint32_t val3)
+{
+  const struct pf_backend *be = pf_backend_get();
+  const int cmd = op & ~(PF_OP_PRIVATE_FLAG | PF_OP_CLOCK_REALTIME);
+  const int realtime = (op & PF_OP_CLOCK_REALTIME) != 0;
+  struct pf_deadline dl;
+  struct pf_req r = { 0 };
+  int ret;
+
+  if (!be)
+    return pf_errno(-ENOSYS);
+  r.flags = PF_F_LEGACY | ((op & PF_OP_PRIVATE_FLAG) ? 0 : PF_F_SHARED);
+  r.uaddr = uaddr;
+  r.uaddr2 = uaddr2;
+
+  if (timeout && (cmd == PF_OP_WAIT || cmd == PF_OP_WAIT_BITSET || cmd == PF_OP_LOCK_PI
+                  || cmd == PF_OP_LOCK_PI2 || cmd == PF_OP_WAIT_REQUEUE_PI)) {
+    if (cmd == PF_OP_WAIT)
+      ret = pf_deadline_from_rel(&dl, timeout);
+    else
+      ret = pf_deadline_from_abs(&dl, timeout, realtime ? PFUTEX_CLOCK_REALTIME
+                                                        : PFUTEX_CLOCK_MONOTONIC);
+    if (ret < 0)
+      return pf_errno(ret);
+    r.dl = &dl;
+  }
+  if (realtime && cmd != PF_OP_WAIT_BITSET && cmd != PF_OP_WAIT_REQUEUE_PI
+      && cmd != PF_OP_LOCK_PI2)
+    return pf_errno(-ENOSYS);
+
+  switch (cmd) {
+  case PF_OP_WAIT:
+    val3 = PFUTEX_BITSET_MATCH_ANY;
+    /* fall through */
+  case PF_OP_WAIT_BITSET:
+    if (!val3)
+      return pf_errno(-EINVAL);
+    r.val = val;
+    r.mask = val3;
+    return pf_errno(be->wait(&r));
+  case PF_OP_WAKE:
+    val3 = PFUTEX_BITSET_MATCH_ANY;
+    /* fall through */
+  case PF_OP_WAKE_BITSET:
+    if (!val3)
+      return pf_errno(-EINVAL);
+    r.mask = val3;
+    r.nr = pf_legacy_count((int)val);
+    return pf_errno(be->wake(&r));
+  case PF_OP_CMP_REQUEUE:
+    r.flags |= PF_F_CMP;
+    r.val = val3;
+    /* fall through */
+  case PF_OP_REQUEUE:
+    r.nr = (int)val;
+    r.nr2 = (int)(uintptr_t)timeout;
+    if (r.nr < 0 || r.nr2 < 0)
+      return pf_errno(-EINVAL);
+    return pf_errno(be->requeue(&r));
+  case PF_OP_WAKE_OP:
+    r.nr = pf_legacy_count((int)val);
+    r.nr2 = pf_legacy_count((int)(uintptr_t)timeout);
+    r.wakeop = val3;
+    return pf_errno(be->wake_op(&r));
+  default:
+    /* FUTEX_FD (gone since 2.6.26), the PI ops (not yet implemented: ENOSYS
+     * rather than a wrong answer) and every unknown op. */
+    return pf_errno(-ENOSYS);
+  }
+}

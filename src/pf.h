@@ -1,0 +1,122 @@
+/* pf.h - pfutex's private umbrella header.
+ *
+ * Conventions (musl-like): internal functions return 0, a count, or a
+ * negative errno; src/futex.c and src/api.c convert once to -1/errno at the
+ * public boundary.  Names: pf_* / PF_*, object then verb, _locked when the
+ * caller holds the lock.
+ */
+#ifndef PF_H
+#define PF_H
+
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+#include <atomic_ops.h>
+
+#include "pfutex.h"
+
+#define PF_HIDDEN   /* default visibility is hidden: nothing to say */
+
+#ifdef PF_ASSERTIONS
+# include <assert.h>
+# define PF_ASSERT(x) assert(x)
+#else
+# define PF_ASSERT(x) ((void)0)
+#endif
+
+#if defined(__GNUC__)
+# define PF_LIKELY(x)   __builtin_expect(!!(x), 1)
+# define PF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+# define PF_LIKELY(x)   (x)
+# define PF_UNLIKELY(x) (x)
+#endif
+
+/* Linux futex(2) numbers, used by the multiplexer's decoder. */
+enum {
+  PF_OP_WAIT = 0, PF_OP_WAKE = 1, PF_OP_FD = 2, PF_OP_REQUEUE = 3,
+  PF_OP_CMP_REQUEUE = 4, PF_OP_WAKE_OP = 5, PF_OP_LOCK_PI = 6,
+  PF_OP_UNLOCK_PI = 7, PF_OP_TRYLOCK_PI = 8, PF_OP_WAIT_BITSET = 9,
+  PF_OP_WAKE_BITSET = 10, PF_OP_WAIT_REQUEUE_PI = 11,
+  PF_OP_CMP_REQUEUE_PI = 12, PF_OP_LOCK_PI2 = 13,
+  PF_OP_PRIVATE_FLAG = 128, PF_OP_CLOCK_REALTIME = 256
+};
+
+/* ---- Deadlines (src/time.c) -------------------------------------------- */
+/* An absolute point on a clock; every timeout becomes one at the public
+ * boundary, validated once. */
+struct pf_deadline {
+  struct timespec abs;   /* absolute time on `clock` */
+  int clock;             /* PFUTEX_CLOCK_MONOTONIC or PFUTEX_CLOCK_REALTIME */
+};
+
+int pf_timespec_valid(const struct timespec *ts);
+int pf_deadline_from_rel(struct pf_deadline *dl, const struct timespec *rel);
+int pf_deadline_from_abs(struct pf_deadline *dl, const struct timespec *abs, int clock);
+int pf_clock_now(int clock, struct timespec *now);
+/* Time left until dl: 0 and *left, or -ETIMEDOUT when passed. */
+int pf_deadline_left(const struct pf_deadline *dl, struct timespec *left);
+
+/* ---- Decoded requests -------------------------------------------------- */
+/* Both front ends (the multiplexer and the clean calls) validate and decode
+ * into one of these; the backends see only this.  All counts are exact
+ * (>= 0): the decoders apply Linux's quirks (legacy WAKE with 0 wakes one). */
+#define PF_F_SHARED   0x1u   /* not FUTEX_PRIVATE_FLAG */
+#define PF_F_LEGACY   0x2u   /* came through pfutex(): old futex(2) semantics */
+#define PF_F_CMP      0x4u   /* requeue: compare *uaddr with val first */
+
+struct pf_req {
+  uint32_t *uaddr;
+  uint32_t *uaddr2;
+  uint32_t val;                  /* wait: expected value; cmp_requeue: cmpval */
+  uint32_t mask;                 /* wait/wake bitset, never 0 */
+  uint32_t wakeop;               /* wake_op: encoded operation */
+  int nr;                        /* wake, requeue, wake_op: nr_wake */
+  int nr2;                       /* requeue: nr_requeue; wake_op: nr_wake2 */
+  unsigned int flags;            /* PF_F_* */
+  const struct pf_deadline *dl;  /* wait: NULL for none */
+};
+
+/* ---- Backends (src/backend.c) ------------------------------------------ */
+struct pf_backend {
+  const char *name;              /* the PFUTEX_BACKEND selector */
+  /* Once, before first use, with the PFUTEX_BACKEND value that selected it
+   * (its name, or for "linux" a sub-name such as "linux:futex"); 0 or
+   * -errno.  Sets *reported to the name pfutex_backend() returns. */
+  int (*init)(const struct pf_backend *self, const char *want, const char **reported);
+  int (*wait)(const struct pf_req *r);
+  int (*wake)(const struct pf_req *r);
+  int (*requeue)(const struct pf_req *r);
+  int (*wake_op)(const struct pf_req *r);
+};
+
+/* The active backend, NULL when PFUTEX_BACKEND named none (then -ENOSYS). */
+const struct pf_backend *pf_backend_get(void);
+extern const struct pf_backend pf_backend_linux;
+extern const struct pf_backend pf_backend_emu_futex;
+extern const struct pf_backend pf_backend_emu_sysv;
+
+/* WAKE_OP arithmetic (src/wake_op.c), as Linux's futex_atomic_op_inuser:
+ * pf_wakeop_valid_op: 1 if the op field is SET..XOR, else 0 (-> ENOSYS, no
+ * store); pf_wakeop_apply: the new value from the old one;
+ * pf_wakeop_compare: 1/0 for the comparison, -ENOSYS for an unknown cmp. */
+int pf_wakeop_valid_op(uint32_t encoded);
+uint32_t pf_wakeop_apply(uint32_t encoded, uint32_t oldval);
+int pf_wakeop_compare(uint32_t encoded, uint32_t oldval);
+
+/* Address checks that need no system call (src/futex.c).
+ * pf_addr_out_of_range: at or above the top of user space (Linux: EFAULT
+ * even for private keys, which never touch memory).  pf_addr_unreadable:
+ * out of range or in the first page: EFAULT wherever memory would be read
+ * or written, or a shared key built.  Other unmapped pointers cannot be told
+ * without a system call; under emulation they are the caller's bug. */
+int pf_addr_out_of_range(const void *p);
+int pf_addr_unreadable(const void *p);
+#define PF_ALIGNED(p) ((((uintptr_t)(p)) & 3u) == 0)
+
+#endif /* PF_H */

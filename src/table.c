@@ -1,0 +1,207 @@
+/* table.c - the hashed waitqueue table: buckets, keys, hashing, queues and
+ * bucket locks.  No allocation after init; none on any wait or wake path. */
+#include "emu.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct pf_table pf_table;
+
+static void
+pf_table_reset(void)
+{
+  memset(pf_table.buckets, 0, pf_table.nbuckets * sizeof *pf_table.buckets);
+}
+
+/* fork(): the child has one thread and none of the parent's waiters; a
+ * bucket lock another thread held at the fork would stay held forever, so
+ * the child starts from an empty table (invariant 6). */
+static void
+pf_table_atfork_child(void)
+{
+  pf_table_reset();
+}
+
+int
+pf_table_init(void)
+{
+  long ncpu = sysconf(_SC_NPROCESSORS_CONF);
+  uintptr_t n = 1;
+  unsigned int bits = 0;
+  void *mem;
+
+  if (ncpu < 1)
+    ncpu = 1;
+  while (n < (uintptr_t)ncpu * 256) {
+    n <<= 1;
+    bits++;
+  }
+  if (posix_memalign(&mem, PF_CACHELINE, n * sizeof(struct pf_bucket)) != 0)
+    return -ENOMEM;
+  pf_table.buckets = mem;
+  pf_table.nbuckets = n;
+  pf_table.shift = (unsigned int)(sizeof(uintptr_t) * 8) - bits;
+  pf_table_reset();
+  if (pthread_atfork(NULL, NULL, pf_table_atfork_child) != 0)
+    return -ENOMEM;
+  return 0;
+}
+
+/* Multiplicative (Fibonacci) hashing of the word, salted by the key space. */
+uintptr_t
+pf_key_bucket(const struct pf_key *k)
+{
+#if SIZEOF_VOID_P == 8
+  const uintptr_t golden = (uintptr_t)0x9e3779b97f4a7c15ull;
+#else
+  const uintptr_t golden = (uintptr_t)0x9e3779b9u;
+#endif
+  uintptr_t h = ((k->word >> 2) ^ (k->space * 0x5bd1e995u)) * golden;
+  return pf_table.shift >= sizeof(uintptr_t) * 8 ? 0 : h >> pf_table.shift;
+}
+
+/* Linux's get_futex_key checks: alignment (EINVAL), then the address
+ * range (EFAULT).  A private key never touches memory, so the kernel
+ * accepts NULL there; a shared key maps the page, so NULL is EFAULT. */
+int
+pf_key_make(uint32_t *uaddr, unsigned int flags, struct pf_key *k)
+{
+  if (!PF_ALIGNED(uaddr))
+    return -EINVAL;
+  if (flags & PF_F_SHARED) {
+    if (pf_addr_unreadable(uaddr))
+      return -EFAULT;
+    k->space = PF_KEY_SHARED_LOCAL;
+  } else {
+    if (pf_addr_out_of_range(uaddr))
+      return -EFAULT;
+    k->space = PF_KEY_PRIVATE;
+  }
+  k->word = (uintptr_t)uaddr;
+  return 0;
+}
+
+int
+pf_word_check(const uint32_t *uaddr)
+{
+  return pf_addr_unreadable(uaddr) ? -EFAULT : 0;
+}
+
+void
+pf_cpu_relax(unsigned int *spins)
+{
+  if (++*spins < 100) {
+#if defined(__i386__) || defined(__x86_64__)
+    __asm__ __volatile__("pause" ::: "memory");
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield" ::: "memory");
+#endif
+  } else {
+    sched_yield();
+  }
+}
+
+/* Bucket locks are test-and-test-and-set spinlocks that yield the CPU when
+ * the holder seems preempted.  Critical sections are a few dozen
+ * instructions and never make a system call. */
+void
+pf_bucket_lock(struct pf_bucket *b)
+{
+  unsigned int spins = 0;
+  while (AO_load(&b->lock) != 0 || !AO_compare_and_swap_acquire(&b->lock, 0, 1))
+    pf_cpu_relax(&spins);
+}
+
+void
+pf_bucket_unlock(struct pf_bucket *b)
+{
+  AO_store_release(&b->lock, 0);
+}
+
+/* Two buckets, in index order (indices, not addresses: a shared table is
+ * mapped at different addresses in each process); one lock when equal. */
+void
+pf_bucket_lock2(uintptr_t i1, uintptr_t i2)
+{
+  if (i1 > i2) {
+    uintptr_t t = i1;
+    i1 = i2;
+    i2 = t;
+  }
+  pf_bucket_lock(&pf_table.buckets[i1]);
+  if (i2 != i1)
+    pf_bucket_lock(&pf_table.buckets[i2]);
+}
+
+void
+pf_bucket_unlock2(uintptr_t i1, uintptr_t i2)
+{
+  pf_bucket_unlock(&pf_table.buckets[i1]);
+  if (i2 != i1)
+    pf_bucket_unlock(&pf_table.buckets[i2]);
+}
+
+void
+pf_queue_append_locked(struct pf_bucket *b, struct pf_waiter *w)
+{
+  PF_ASSERT(AO_load(&b->lock) != 0);
+  w->next = NULL;
+  w->prev = b->tail;
+  if (b->tail)
+    b->tail->next = w;
+  else
+    b->head = w;
+  b->tail = w;
+}
+
+void
+pf_queue_unlink_locked(struct pf_bucket *b, struct pf_waiter *w)
+{
+  PF_ASSERT(AO_load(&b->lock) != 0);
+  if (w->prev)
+    w->prev->next = w->next;
+  else
+    b->head = w->next;
+  if (w->next)
+    w->next->prev = w->prev;
+  else
+    b->tail = w->prev;
+  w->next = w->prev = NULL;
+}
+
+int
+pf_queue_wake_locked(struct pf_bucket *b, const struct pf_key *k, uint32_t mask, int nr,
+                     struct pf_waiter ***tailp)
+{
+  struct pf_waiter *w, *next;
+  int n = 0;
+
+  PF_ASSERT(AO_load(&b->lock) != 0);
+  for (w = b->head; w && n < nr; w = next) {
+    next = w->next;
+    if (!pf_key_eq(&w->key, k) || !(w->bitset & mask))
+      continue;
+    pf_queue_unlink_locked(b, w);
+    AO_fetch_and_sub1(&b->waiters);
+    AO_store(&w->state, PF_W_WAKING);
+    w->wake_next = NULL;
+    **tailp = w;
+    *tailp = &w->wake_next;
+    n++;
+  }
+  return n;
+}
+
+void
+pf_wake_list(struct pf_waiter *w)
+{
+  while (w) {
+    struct pf_waiter *next = w->wake_next;
+    pf_emu_port->unpark(&w->park);
+    AO_store_release(&w->state, PF_W_WOKEN);   /* last touch: the node may vanish now */
+    w = next;
+  }
+}

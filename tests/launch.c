@@ -1,0 +1,91 @@
+/* launch BACKEND PROGRAM [ARGS...] - run one test program under a backend.
+ *
+ * BACKEND is a test-run name from configure's PF_TEST_BACKENDS: a compiled
+ * backend with ':' spelled '-' ("linux", "emu-futex", "emu-sysv"), or a
+ * native run with syscalls refused by a seccomp filter that answers ENOSYS:
+ *   linux-nofutex2  futex_wake/futex_wait/futex_requeue (454-456) refused
+ *   linux-notime64  the same plus futex_time64 (422), for 32-bit builds
+ * Sets PFUTEX_BACKEND and, where the resulting name is certain,
+ * PFUTEX_TEST_EXPECT_BACKEND, which tests/backend_name checks. */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+#include <errno.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(HAVE_LINUX_SECCOMP_H) && defined(HAVE_LINUX_FILTER_H) && defined(HAVE_SYS_PRCTL_H)
+# include <linux/audit.h>
+# include <linux/filter.h>
+# include <linux/seccomp.h>
+# include <sys/prctl.h>
+# include <sys/syscall.h>
+# define PF_HAVE_SECCOMP 1
+
+static int
+refuse_syscalls(const int *nrs, int n)
+{
+  struct sock_filter f[16];
+  struct sock_fprog prog;
+  int i, k = 0;
+
+  f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr));
+  for (i = 0; i < n; i++) {
+    /* if nr == nrs[i]: return ENOSYS, else go on */
+    f[k++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (unsigned)nrs[i], 0, 1);
+    f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (ENOSYS & SECCOMP_RET_DATA));
+  }
+  f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+  prog.len = (unsigned short)k;
+  prog.filter = f;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    return -1;
+  return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+}
+#endif
+
+int
+main(int argc, char **argv)
+{
+  const char *b;
+  if (argc < 3) {
+    fprintf(stderr, "usage: launch BACKEND PROGRAM [ARGS...]\n");
+    return 2;
+  }
+  b = argv[1];
+  if (strcmp(b, "linux") == 0) {
+    setenv("PFUTEX_BACKEND", "linux", 1);
+  } else if (strcmp(b, "linux-nofutex2") == 0 || strcmp(b, "linux-notime64") == 0) {
+#ifdef PF_HAVE_SECCOMP
+    static const int nrs[] = { 454, 455, 456, 422 };
+    int n = strcmp(b, "linux-notime64") == 0 ? 4 : 3;
+    setenv("PFUTEX_BACKEND", "linux", 1);
+    if (sizeof(void *) == 4 && n == 3)
+      setenv("PFUTEX_TEST_EXPECT_BACKEND", "linux:futex_time64", 1);
+    else
+      setenv("PFUTEX_TEST_EXPECT_BACKEND", "linux:futex", 1);
+    if (refuse_syscalls(nrs, n) != 0) {
+      printf("1..0 # SKIP cannot install a seccomp filter: %s\n", strerror(errno));
+      return 0;
+    }
+#else
+    printf("1..0 # SKIP no seccomp on this system\n");
+    return 0;
+#endif
+  } else {
+    char name[64];
+    size_t i;
+    snprintf(name, sizeof name, "%s", b);
+    for (i = 0; name[i]; i++)
+      if (name[i] == '-')
+        name[i] = ':';
+    setenv("PFUTEX_BACKEND", name, 1);
+    setenv("PFUTEX_TEST_EXPECT_BACKEND", name, 1);
+  }
+  execv(argv[2], argv + 2);
+  printf("Bail out! cannot run %s: %s\n", argv[2], strerror(errno));
+  return 1;
+}
