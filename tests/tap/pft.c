@@ -1,0 +1,184 @@
+/* pft.c - pfutex test helpers. */
+#include "pft.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#define PFT_FUTEX_WAIT 0
+#define PFT_FUTEX_WAIT_BITSET 9
+
+static unsigned int pft_watchdog_secs = 60;
+
+static void *
+pft_watchdog_main(void *arg)
+{
+  struct timespec ts;
+  ts.tv_sec = (time_t)(uintptr_t)arg;
+  ts.tv_nsec = 0;
+  while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+    ;
+  printf("Bail out! watchdog: test still running after %lu s\n", (unsigned long)(uintptr_t)arg);
+  fflush(stdout);
+  _exit(254);
+  return NULL;
+}
+
+void
+pft_watchdog(unsigned int seconds)
+{
+  pthread_t t;
+  const char *scale = getenv("PFUTEX_TEST_TIMEOUT_SCALE");
+  sigset_t all, old;
+  if (scale && atoi(scale) > 0)
+    seconds *= (unsigned int)atoi(scale);
+  pft_watchdog_secs = seconds;
+  /* The watchdog must not take the tests' signals. */
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  if (pthread_create(&t, NULL, pft_watchdog_main, (void *)(uintptr_t)seconds) != 0)
+    sysbail("watchdog thread");
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_detach(t);
+}
+
+pid_t
+pft_gettid(void)
+{
+  return (pid_t)syscall(SYS_gettid);
+}
+
+static int
+pft_thread_state(pid_t tid)
+{
+  char path[64], buf[512], *p;
+  int fd;
+  ssize_t n;
+  snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+  if ((fd = open(path, O_RDONLY)) < 0)
+    return -1;
+  n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0)
+    return -1;
+  buf[n] = 0;
+  p = strrchr(buf, ')');   /* comm may hold spaces */
+  return p && p[1] == ' ' ? p[2] : -1;
+}
+
+int
+pft_wait_asleep(pid_t tid)
+{
+  /* Two consecutive samples asleep, to step over a brief sleep elsewhere. */
+  int seen = 0;
+  for (;;) {
+    int st = pft_thread_state(tid);
+    if (st == 'S' || st == 'D') {
+      if (++seen >= 2)
+        return 0;
+    } else {
+      seen = 0;
+    }
+    if (st < 0)
+      return -1;
+    sched_yield();
+    usleep(200);
+  }
+}
+
+int
+pft_backend_is_emu(void)
+{
+  const char *b = pfutex_backend();
+  return b && strncmp(b, "emu:", 4) == 0;
+}
+
+int
+pft_is_ret(long got, int got_errno, long want_ret, int want_errno, const char *what)
+{
+  if (want_ret == -1) {
+    int r = ok(got == -1 && got_errno == want_errno, "%s: -1/%s", what, strerror(want_errno));
+    if (!r)
+      diag("    got %ld, errno %d (%s)", got, got_errno, strerror(got_errno));
+    return r;
+  }
+  {
+    int r = ok(got == want_ret, "%s: %ld", what, want_ret);
+    if (!r)
+      diag("    got %ld, errno %d (%s)", got, got_errno, got == -1 ? strerror(got_errno) : "-");
+    return r;
+  }
+}
+
+static void *
+pft_waiter_main(void *arg)
+{
+  struct pft_waiter *w = arg;
+  int op = (w->bitset ? PFT_FUTEX_WAIT_BITSET : PFT_FUTEX_WAIT) | w->op_flags;
+  w->tid = pft_gettid();
+  __atomic_store_n(&w->started, 1, __ATOMIC_SEQ_CST);
+  errno = 0;
+  w->ret = pfutex(w->uaddr, op, w->val, w->timeout, NULL, w->bitset);
+  w->err = errno;
+  __atomic_store_n(&w->done, 1, __ATOMIC_SEQ_CST);
+  return NULL;
+}
+
+void
+pft_waiter_start(struct pft_waiter *w)
+{
+  w->started = w->done = 0;
+  if (pthread_create(&w->thread, NULL, pft_waiter_main, w) != 0)
+    sysbail("pthread_create");
+  while (!__atomic_load_n(&w->started, __ATOMIC_SEQ_CST))
+    sched_yield();
+  if (pft_wait_asleep(w->tid) != 0 && !__atomic_load_n(&w->done, __ATOMIC_SEQ_CST))
+    bail("waiter thread %d vanished", (int)w->tid);
+}
+
+long
+pft_waiter_join(struct pft_waiter *w)
+{
+  pthread_join(w->thread, NULL);
+  return w->ret;
+}
+
+int
+pft_count_done(struct pft_waiter *ws, int n)
+{
+  int i, c = 0;
+  for (i = 0; i < n; i++)
+    c += __atomic_load_n(&ws[i].done, __ATOMIC_SEQ_CST) != 0;
+  return c;
+}
+
+void
+pft_wait_done(struct pft_waiter *ws, int n, int expect)
+{
+  while (pft_count_done(ws, n) < expect)
+    usleep(100);
+}
+
+void
+pft_timespec_add_ns(struct timespec *ts, long long ns)
+{
+  long long t = (long long)ts->tv_nsec + ns;
+  ts->tv_sec += (time_t)(t / 1000000000LL);
+  ts->tv_nsec = (long)(t % 1000000000LL);
+  if (ts->tv_nsec < 0) {
+    ts->tv_nsec += 1000000000L;
+    ts->tv_sec--;
+  }
+}
+
+long long
+pft_elapsed_ns(const struct timespec *a, const struct timespec *b)
+{
+  return (long long)(b->tv_sec - a->tv_sec) * 1000000000LL + (b->tv_nsec - a->tv_nsec);
+}

@@ -1,0 +1,66 @@
+/* pft.h - pfutex test helpers: watchdog, "is this thread asleep", waiter
+ * threads, return/errno checks.  Never synchronise on sleeps: wait on state. */
+#ifndef PF_TAP_PFT_H
+#define PF_TAP_PFT_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "basic.h"
+#include "pfutex.h"
+
+/* Start a watchdog: after `seconds` (times $PFUTEX_TEST_TIMEOUT_SCALE, for
+ * valgrind or sanitizers) print "Bail out!" and _exit, so a hang is a
+ * failure.  Every blocking test calls it first. */
+void pft_watchdog(unsigned int seconds);
+
+/* This thread's kernel id. */
+pid_t pft_gettid(void);
+
+/* Poll until thread `tid` of this process is asleep in the kernel (state S
+ * or D in /proc/self/task/TID/stat); 0 when it is, -1 if it does not happen
+ * within the watchdog. */
+int pft_wait_asleep(pid_t tid);
+
+/* Is the named backend the emulation? */
+int pft_backend_is_emu(void);
+
+/* Check a -1/errno or count result: "ret == want_ret, and errno == want_errno
+ * when want_ret is -1". */
+int pft_is_ret(long got, int got_errno, long want_ret, int want_errno, const char *what);
+#define PFT_IS(call, want_ret, want_errno, what) \
+  do { long pft_r_; errno = 0; pft_r_ = (call); \
+       pft_is_ret(pft_r_, errno, (want_ret), (want_errno), (what)); } while (0)
+
+/* Waiter threads on one futex word. */
+struct pft_waiter {
+  pthread_t thread;
+  pid_t tid;                  /* set before the wait starts */
+  uint32_t *uaddr;
+  uint32_t val;
+  uint32_t bitset;            /* 0: plain FUTEX_WAIT */
+  int op_flags;               /* FUTEX_PRIVATE_FLAG or 0 */
+  const struct timespec *timeout;
+  volatile int started;       /* set just before the call */
+  volatile int done;          /* set after it returned */
+  long ret;
+  int err;
+};
+
+/* Start a thread that does pfutex(uaddr, WAIT or WAIT_BITSET, ...) and wait
+ * until it is asleep. */
+void pft_waiter_start(struct pft_waiter *w);
+/* Join it; returns w->ret. */
+long pft_waiter_join(struct pft_waiter *w);
+/* Count how many of ws[0..n) have returned, after giving woken threads time
+ * to finish: waits until `expect` are done (or the watchdog fires), then
+ * checks that no more than `expect` are. */
+int pft_count_done(struct pft_waiter *ws, int n);
+void pft_wait_done(struct pft_waiter *ws, int n, int expect);
+
+void pft_timespec_add_ns(struct timespec *ts, long long ns);
+long long pft_elapsed_ns(const struct timespec *a, const struct timespec *b);
+
+#endif
