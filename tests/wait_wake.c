@@ -15,14 +15,14 @@ main(void)
 
   pft_waiter_start(&w);
   ok(!w.done, "private waiter is asleep");
-  word = 1;
+  __atomic_store_n(&word, 1, __ATOMIC_SEQ_CST);
   is_int(1, pfutex(&word, 1 | 128, 1, NULL, NULL, 0), "FUTEX_WAKE_PRIVATE woke one");
   pft_waiter_join(&w);
   is_int(0, w.ret, "waiter returned 0");
 
-  word = 0;
+  __atomic_store_n(&word, 0, __ATOMIC_SEQ_CST);
   pft_waiter_start(&s);
-  word = 1;
+  __atomic_store_n(&word, 1, __ATOMIC_SEQ_CST);
   is_int(1, pfutex(&word, 1, 1, NULL, NULL, 0), "shared FUTEX_WAKE woke one");
   pft_waiter_join(&s);
   is_int(0, s.ret, "shared waiter returned 0");
