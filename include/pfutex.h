@@ -80,7 +80,9 @@ PFUTEX_API long pfutex(uint32_t *uaddr, int op, uint32_t val,
  * (PFUTEX_CLOCK_MONOTONIC or PFUTEX_CLOCK_REALTIME) passes.  Returns 0 when
  * woken (spurious wakeups are possible, as on Linux), else -1 with errno
  * EAGAIN (*uaddr != val), ETIMEDOUT, EINTR (a signal handler ran), EINVAL
- * (misaligned uaddr, mask 0, bad flags, bad deadline or clock) or EFAULT. */
+ * (misaligned uaddr, mask 0, bad flags, bad deadline, or a bad clock with a
+ * deadline: like futex_wait(2), the clock is not looked at without one) or
+ * EFAULT.  Every clean call fails with ENOSYS when no backend is active. */
 PFUTEX_API int pfutex_wait(uint32_t *uaddr, uint32_t val, uint32_t mask,
                            unsigned int flags, const struct timespec *deadline,
                            int clockid);
@@ -115,12 +117,14 @@ PFUTEX_API int pfutex_wake_op(uint32_t *uaddr, uint32_t *uaddr2, int nr_wake,
  * "linux:futex_time64" for the native Linux backend, "emu:<port>" for the
  * emulation (e.g. "emu:futex", "emu:sysv").  The environment variable
  * PFUTEX_BACKEND, read once at first use, selects a compiled backend by name
- * ("linux", "emu:futex", ...); NULL when it names no compiled backend, in
- * which case every call fails with ENOSYS. */
+ * ("linux", "emu:futex", ...; "linux:futex2", "linux:futex" and, on 32-bit,
+ * "linux:futex_time64" force one syscall family); NULL when it names no
+ * compiled backend or that backend cannot start (e.g. "linux:futex2" on a
+ * kernel without it), in which case every call fails with ENOSYS. */
 PFUTEX_API const char *pfutex_backend(void);
 
-/* NULL-terminated list of the backend names PFUTEX_BACKEND accepts in this
- * build, the default first. */
+/* NULL-terminated list of the compiled backends' names, the default first
+ * (the "linux" sub-names above are accepted but not listed). */
 PFUTEX_API const char *const *pfutex_backends(void);
 
 #ifdef __cplusplus
