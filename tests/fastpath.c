@@ -1,0 +1,200 @@
+/* fastpath: under emulation, a wait whose value does not match and a wake
+ * that finds no waiter make no system call (the fast paths in wait.c and
+ * wake.c).  A forked child runs them under a seccomp filter that traps every
+ * system call but exit/exit_group/rt_sigreturn, and exits with the number of
+ * traps.  A control child makes one raw syscall to show the filter counts. */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+#include <errno.h>
+#include <signal.h>
+#include <stddef.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+
+#include "pft.h"
+#include "pfutex/linux.h"
+
+#if defined(HAVE_LINUX_SECCOMP_H) && defined(HAVE_LINUX_FILTER_H) && defined(HAVE_SYS_PRCTL_H) \
+    && (defined(__x86_64__) || defined(__i386__))
+# include <linux/audit.h>
+# include <linux/filter.h>
+# include <linux/seccomp.h>
+# include <sys/prctl.h>
+# include <sys/syscall.h>
+# define FP_HAVE_SECCOMP 1
+#endif
+
+#define FP_ITERS 10000
+#define FP_BAD_RESULT 250   /* child exit: a call returned the wrong thing */
+
+#ifdef FP_HAVE_SECCOMP
+# if defined(__x86_64__) && !defined(__ILP32__)
+#  define FP_ARCH AUDIT_ARCH_X86_64
+# elif defined(__i386__)
+#  define FP_ARCH AUDIT_ARCH_I386
+# else
+#  define FP_ARCH AUDIT_ARCH_X86_64   /* x32 uses the x86_64 arch value */
+# endif
+
+static volatile sig_atomic_t fp_traps;
+
+static void
+fp_on_sigsys(int sig)
+{
+  (void)sig;
+  fp_traps++;
+}
+
+/* Install the SIGSYS handler, then the filter; returns 0 or -1 (errno). */
+static int
+fp_install_filter(void)
+{
+  struct sock_filter f[] = {
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FP_ARCH, 1, 0),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit_group, 3, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit, 2, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigreturn, 1, 0),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
+    BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+  };
+  struct sock_fprog prog;
+  struct sigaction sa;
+
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = fp_on_sigsys;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGSYS, &sa, NULL) != 0)
+    return -1;
+  prog.len = (unsigned short)(sizeof f / sizeof f[0]);
+  prog.filter = f;
+  if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+    return -1;
+  if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) != 0)
+    return -1;
+  return 0;
+}
+
+static void
+fp_exit_count(int bad)
+{
+  sig_atomic_t n = fp_traps;
+  if (bad)
+    _exit(FP_BAD_RESULT);
+  _exit(n > 249 ? 249 : (int)n);
+}
+
+/* The fast paths.  errno is thread-local memory: setting it is no syscall. */
+static void
+fp_child_fastpaths(uint32_t *word)
+{
+  int i, bad = 0;
+  uint32_t v = *word + 1;            /* never matches */
+
+  for (i = 0; i < FP_ITERS; i++) {
+    if (pfutex(word, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0) != -1 || errno != EAGAIN)
+      bad = 1;
+    if (pfutex(word, FUTEX_WAIT, v, NULL, NULL, 0) != -1 || errno != EAGAIN)
+      bad = 1;
+    if (pfutex_wait(word, v, PFUTEX_BITSET_MATCH_ANY, PFUTEX_PRIVATE, NULL,
+                    PFUTEX_CLOCK_MONOTONIC) != -1 || errno != EAGAIN)
+      bad = 1;
+    if (pfutex_wait(word, v, PFUTEX_BITSET_MATCH_ANY, PFUTEX_SHARED, NULL,
+                    PFUTEX_CLOCK_MONOTONIC) != -1 || errno != EAGAIN)
+      bad = 1;
+  }
+  for (i = 0; i < FP_ITERS; i++) {
+    if (pfutex(word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0) != 0)
+      bad = 1;
+    if (pfutex(word, FUTEX_WAKE, 1, NULL, NULL, 0) != 0)
+      bad = 1;
+    if (pfutex(word, FUTEX_WAKE_BITSET_PRIVATE, 0x7fffffff, NULL, NULL, 1) != 0)
+      bad = 1;
+    if (pfutex_wake(word, PFUTEX_BITSET_MATCH_ANY, 1, PFUTEX_PRIVATE) != 0)
+      bad = 1;
+    if (pfutex_wake(word, PFUTEX_BITSET_MATCH_ANY, 0x7fffffff, PFUTEX_SHARED) != 0)
+      bad = 1;
+  }
+  fp_exit_count(bad);
+}
+
+/* Runs `body` in a filtered child; returns its wait status. */
+static int
+fp_run_child(void (*body)(uint32_t *), uint32_t *word)
+{
+  int status;
+  pid_t pid = fork();
+  if (pid < 0)
+    sysbail("fork");
+  if (pid == 0) {
+    alarm(20);                       /* our own watchdog, set before the filter */
+    if (fp_install_filter() != 0)
+      _exit(251);
+    body(word);
+    _exit(252);
+  }
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      sysbail("waitpid");
+  return status;
+}
+
+static void
+fp_child_control(uint32_t *word)
+{
+  (void)word;
+  syscall(SYS_getpid);
+  fp_exit_count(0);
+}
+
+static void
+fp_report(int status, const char *what)
+{
+  if (WIFSIGNALED(status))
+    diag("%s: killed by signal %d", what, WTERMSIG(status));
+  else if (WIFEXITED(status) && WEXITSTATUS(status) == FP_BAD_RESULT)
+    diag("%s: a call returned a wrong result", what);
+  else if (WIFEXITED(status) && WEXITSTATUS(status) == 251)
+    diag("%s: could not install the seccomp filter", what);
+}
+#endif /* FP_HAVE_SECCOMP */
+
+int
+main(void)
+{
+#ifdef FP_HAVE_SECCOMP
+  static uint32_t word = 7;
+  int st;
+#endif
+
+  if (!pft_backend_is_emu())
+    skip_all("emulation only (backend %s)", pfutex_backend() ? pfutex_backend() : "none");
+#ifndef FP_HAVE_SECCOMP
+  skip_all("needs seccomp on x86");
+#else
+  plan(4);
+  pft_watchdog(60);
+
+  /* Warm up: the backend's one-time init makes system calls. */
+  pfutex(&word, FUTEX_WAIT_PRIVATE, word + 1, NULL, NULL, 0);
+  pfutex(&word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+
+  st = fp_run_child(fp_child_control, &word);
+  fp_report(st, "control");
+  ok(WIFEXITED(st) && WEXITSTATUS(st) != 251, "control child ran under the filter");
+  ok(WIFEXITED(st) && WEXITSTATUS(st) >= 1 && WEXITSTATUS(st) < 250,
+     "control: one raw getpid is trapped and counted");
+
+  st = fp_run_child(fp_child_fastpaths, &word);
+  fp_report(st, "fast paths");
+  ok(WIFEXITED(st), "fast-path child exited normally");
+  is_int(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+         "%d mismatched waits and %d empty wakes: no system call", 4 * FP_ITERS, 5 * FP_ITERS);
+  return 0;
+#endif
+}
