@@ -174,6 +174,14 @@ main(void)
 
   if (!pft_backend_is_emu())
     skip_all("emulation only (backend %s)", pfutex_backend() ? pfutex_backend() : "none");
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  skip_all("sanitizer runtimes make system calls of their own");
+#endif
+#if defined(__has_feature)
+# if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  skip_all("sanitizer runtimes make system calls of their own");
+# endif
+#endif
 #ifndef FP_HAVE_SECCOMP
   skip_all("needs seccomp on x86");
 #else

@@ -96,33 +96,33 @@ main(void)
   pft_watchdog(60);
 
   /* ---- the ops (cmp EQ 0 on a nonzero old value: nothing to wake anyway) */
-  op_case(0x1234, FUTEX_OP(FUTEX_OP_SET, 7, FUTEX_OP_CMP_EQ, 0), 7, "SET 7");
-  op_case(0x1234, FUTEX_OP(FUTEX_OP_SET, 0x7ff, FUTEX_OP_CMP_EQ, 0), 0x7ff, "SET 0x7ff");
-  op_case(0x1234, FUTEX_OP(FUTEX_OP_SET, 0x800, FUTEX_OP_CMP_EQ, 0), 0xfffff800u, "SET 0x800 (-2048)");
-  op_case(5, FUTEX_OP(FUTEX_OP_ADD, 3, FUTEX_OP_CMP_EQ, 0), 8, "ADD 3");
-  op_case(5, FUTEX_OP(FUTEX_OP_ADD, 0xfff, FUTEX_OP_CMP_EQ, 0), 4, "ADD 0xfff (-1)");
-  op_case(0xffffffffu, FUTEX_OP(FUTEX_OP_ADD, 1, FUTEX_OP_CMP_EQ, 0), 0, "ADD 1 wraps");
-  op_case(0x10, FUTEX_OP(FUTEX_OP_OR, 3, FUTEX_OP_CMP_EQ, 0), 0x13, "OR 3");
-  op_case(0x10, FUTEX_OP(FUTEX_OP_OR, 0xfff, FUTEX_OP_CMP_EQ, 0), 0xffffffffu, "OR 0xfff (-1)");
-  op_case(0xff, FUTEX_OP(FUTEX_OP_ANDN, 0x0f, FUTEX_OP_CMP_EQ, 0), 0xf0, "ANDN 0xf");
-  op_case(0xffffffffu, FUTEX_OP(FUTEX_OP_ANDN, 0x800, FUTEX_OP_CMP_EQ, 0), 0x7ff, "ANDN 0x800 (-2048)");
-  op_case(0xf0, FUTEX_OP(FUTEX_OP_XOR, 0xff, FUTEX_OP_CMP_EQ, 0), 0x0f, "XOR 0xff");
-  op_case(0xf0, FUTEX_OP(FUTEX_OP_XOR, 0xfff, FUTEX_OP_CMP_EQ, 0), 0xffffff0fu, "XOR 0xfff (-1)");
+  op_case(0x1234, PFUTEX_OP(FUTEX_OP_SET, 7, FUTEX_OP_CMP_EQ, 0), 7, "SET 7");
+  op_case(0x1234, PFUTEX_OP(FUTEX_OP_SET, 0x7ff, FUTEX_OP_CMP_EQ, 0), 0x7ff, "SET 0x7ff");
+  op_case(0x1234, PFUTEX_OP(FUTEX_OP_SET, 0x800, FUTEX_OP_CMP_EQ, 0), 0xfffff800u, "SET 0x800 (-2048)");
+  op_case(5, PFUTEX_OP(FUTEX_OP_ADD, 3, FUTEX_OP_CMP_EQ, 0), 8, "ADD 3");
+  op_case(5, PFUTEX_OP(FUTEX_OP_ADD, 0xfff, FUTEX_OP_CMP_EQ, 0), 4, "ADD 0xfff (-1)");
+  op_case(0xffffffffu, PFUTEX_OP(FUTEX_OP_ADD, 1, FUTEX_OP_CMP_EQ, 0), 0, "ADD 1 wraps");
+  op_case(0x10, PFUTEX_OP(FUTEX_OP_OR, 3, FUTEX_OP_CMP_EQ, 0), 0x13, "OR 3");
+  op_case(0x10, PFUTEX_OP(FUTEX_OP_OR, 0xfff, FUTEX_OP_CMP_EQ, 0), 0xffffffffu, "OR 0xfff (-1)");
+  op_case(0xff, PFUTEX_OP(FUTEX_OP_ANDN, 0x0f, FUTEX_OP_CMP_EQ, 0), 0xf0, "ANDN 0xf");
+  op_case(0xffffffffu, PFUTEX_OP(FUTEX_OP_ANDN, 0x800, FUTEX_OP_CMP_EQ, 0), 0x7ff, "ANDN 0x800 (-2048)");
+  op_case(0xf0, PFUTEX_OP(FUTEX_OP_XOR, 0xff, FUTEX_OP_CMP_EQ, 0), 0x0f, "XOR 0xff");
+  op_case(0xf0, PFUTEX_OP(FUTEX_OP_XOR, 0xfff, FUTEX_OP_CMP_EQ, 0), 0xffffff0fu, "XOR 0xfff (-1)");
   /* OPARG_SHIFT */
-  op_case(0x1234, FUTEX_OP((FUTEX_OP_SET | SH), 5, FUTEX_OP_CMP_EQ, 0), 32, "SET|SHIFT 5");
-  op_case(1, FUTEX_OP((FUTEX_OP_ADD | SH), 4, FUTEX_OP_CMP_EQ, 0), 17, "ADD|SHIFT 4");
-  op_case(1, FUTEX_OP((FUTEX_OP_OR | SH), 31, FUTEX_OP_CMP_EQ, 0), 0x80000001u, "OR|SHIFT 31");
-  op_case(0xff, FUTEX_OP((FUTEX_OP_ANDN | SH), 4, FUTEX_OP_CMP_EQ, 0), 0xef, "ANDN|SHIFT 4");
-  op_case(0xff, FUTEX_OP((FUTEX_OP_XOR | SH), 0, FUTEX_OP_CMP_EQ, 0), 0xfe, "XOR|SHIFT 0");
-  op_case(0x1234, FUTEX_OP((FUTEX_OP_SET | SH), 33, FUTEX_OP_CMP_EQ, 0), 2, "SET|SHIFT 33 (masked to 1)");
-  op_case(0x1234, FUTEX_OP((FUTEX_OP_SET | SH), 0x7ff, FUTEX_OP_CMP_EQ, 0), 0x80000000u,
+  op_case(0x1234, PFUTEX_OP((FUTEX_OP_SET | SH), 5, FUTEX_OP_CMP_EQ, 0), 32, "SET|SHIFT 5");
+  op_case(1, PFUTEX_OP((FUTEX_OP_ADD | SH), 4, FUTEX_OP_CMP_EQ, 0), 17, "ADD|SHIFT 4");
+  op_case(1, PFUTEX_OP((FUTEX_OP_OR | SH), 31, FUTEX_OP_CMP_EQ, 0), 0x80000001u, "OR|SHIFT 31");
+  op_case(0xff, PFUTEX_OP((FUTEX_OP_ANDN | SH), 4, FUTEX_OP_CMP_EQ, 0), 0xef, "ANDN|SHIFT 4");
+  op_case(0xff, PFUTEX_OP((FUTEX_OP_XOR | SH), 0, FUTEX_OP_CMP_EQ, 0), 0xfe, "XOR|SHIFT 0");
+  op_case(0x1234, PFUTEX_OP((FUTEX_OP_SET | SH), 33, FUTEX_OP_CMP_EQ, 0), 2, "SET|SHIFT 33 (masked to 1)");
+  op_case(0x1234, PFUTEX_OP((FUTEX_OP_SET | SH), 0x7ff, FUTEX_OP_CMP_EQ, 0), 0x80000000u,
           "SET|SHIFT 0x7ff (masked to 31)");
-  op_case(0x1234, FUTEX_OP((FUTEX_OP_SET | SH), 0xfff, FUTEX_OP_CMP_EQ, 0), 0x80000000u,
+  op_case(0x1234, PFUTEX_OP((FUTEX_OP_SET | SH), 0xfff, FUTEX_OP_CMP_EQ, 0), 0x80000000u,
           "SET|SHIFT 0xfff (-1, masked to 31)");
   /* 40 tests so far */
 
   /* ---- the comparisons, on the signed OLD value (op ADD 0 keeps it) */
-#define KEEP(cmp, arg) FUTEX_OP(FUTEX_OP_ADD, 0, (cmp), (arg))
+#define KEEP(cmp, arg) PFUTEX_OP(FUTEX_OP_ADD, 0, (cmp), (arg))
   cmp_case(0, 5, KEEP(FUTEX_OP_CMP_EQ, 5), 1, "5 EQ 5");
   cmp_case(0, 5, KEEP(FUTEX_OP_CMP_EQ, 6), 0, "5 EQ 6");
   cmp_case(0, 0xfffff800u, KEEP(FUTEX_OP_CMP_EQ, 0x800), 1, "-2048 EQ 0x800 (-2048)");
@@ -142,19 +142,19 @@ main(void)
   cmp_case(0, 4, KEEP(FUTEX_OP_CMP_GE, 5), 0, "4 GE 5");
   cmp_case(0, 0, KEEP(FUTEX_OP_CMP_GE, 0xfff), 1, "0 GE 0xfff (-1)");
   /* the old value is compared, not the new one */
-  cmp_case(0, 5, FUTEX_OP(FUTEX_OP_SET, 10, FUTEX_OP_CMP_EQ, 5), 1, "SET 10, old 5 EQ 5");
-  cmp_case(0, 5, FUTEX_OP(FUTEX_OP_SET, 5, FUTEX_OP_CMP_NE, 5), 0, "SET 5 on 5, old NE 5");
-  cmp_case(0, 5, FUTEX_OP(FUTEX_OP_ADD, 1, FUTEX_OP_CMP_GT, 5), 0, "ADD 1, old 5 GT 5");
+  cmp_case(0, 5, PFUTEX_OP(FUTEX_OP_SET, 10, FUTEX_OP_CMP_EQ, 5), 1, "SET 10, old 5 EQ 5");
+  cmp_case(0, 5, PFUTEX_OP(FUTEX_OP_SET, 5, FUTEX_OP_CMP_NE, 5), 0, "SET 5 on 5, old NE 5");
+  cmp_case(0, 5, PFUTEX_OP(FUTEX_OP_ADD, 1, FUTEX_OP_CMP_GT, 5), 0, "ADD 1, old 5 GT 5");
   /* 40 + 42 = 82 */
 
   /* ---- unknown op: nothing modified; unknown cmp: modified, then ENOSYS */
   for (i = 5; i <= 7; i++) {
     snprintf(name, sizeof name, "op %d", i);
-    bad_case(0, FUTEX_OP(i, 1, FUTEX_OP_CMP_EQ, 0), 0x55, name);
+    bad_case(0, PFUTEX_OP(i, 1, FUTEX_OP_CMP_EQ, 0), 0x55, name);
   }
   for (i = 6; i <= 15; i++) {
     snprintf(name, sizeof name, "cmp %d", i);
-    bad_case(0, FUTEX_OP(FUTEX_OP_SET, 9, i, 0), 9, name);
+    bad_case(0, PFUTEX_OP(FUTEX_OP_SET, 9, i, 0), 9, name);
   }
   /* 82 + 6 + 20 = 108 */
 
@@ -164,7 +164,7 @@ main(void)
     u1 = 0;
     u2 = 0x55;
     pft_waiter_start(&a);
-    PFT_IS(wake_op(FUTEX_OP(FUTEX_OP_SET, 9, 7, 0)), -1, ENOSYS, "cmp 7 with a waiter on uaddr");
+    PFT_IS(wake_op(PFUTEX_OP(FUTEX_OP_SET, 9, 7, 0)), -1, ENOSYS, "cmp 7 with a waiter on uaddr");
     is_int(9, u2, "cmp 7 with a waiter: *uaddr2 modified");
     ok(pft_wait_asleep(a.tid) == 0 && !a.done, "cmp 7: the uaddr waiter is still asleep");
     pfutex(&u1, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);

@@ -14,8 +14,10 @@
  * Signals: semop is never restarted after a handler (SA_RESTART or not), but
  * futex(2) restarts an untimed wait under SA_RESTART.  On EINTR we cannot
  * ask which signal ran, so an untimed park restarts when every installed
- * handler has SA_RESTART and fails with EINTR otherwise: exact whenever the
- * process's handlers agree, a possible early EINTR when they are mixed.
+ * handler has SA_RESTART and fails with EINTR otherwise (handlers of fault
+ * signals, which cannot interrupt a sleeping thread, are not counted):
+ * exact whenever the process's handlers agree, a possible early EINTR when
+ * they are mixed.
  *
  * Sets are removed at exit (atexit) by the process that made them.  A
  * process killed by a signal leaks its sets (ipcs shows them); the shared
@@ -156,7 +158,10 @@ pf_sysv_restartable(void)
   int sig;
   for (sig = 1; sig < NSIG; sig++) {
     struct sigaction sa;
-    if (sig == SIGKILL || sig == SIGSTOP || sigaction(sig, NULL, &sa) != 0)
+    /* Fault signals are raised by the faulting thread itself, which is
+     * asleep in semop: their handlers (a sanitizer's, say) do not count. */
+    if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE
+        || sig == SIGILL || sig == SIGTRAP || sig == SIGSYS || sigaction(sig, NULL, &sa) != 0)
       continue;
     if ((sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
       if (!(sa.sa_flags & SA_RESTART))
