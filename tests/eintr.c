@@ -34,6 +34,7 @@ main(void)
   struct pft_waiter b = { .uaddr = &w2, .val = 0, .op_flags = 128 };
   struct pft_waiter c = { .uaddr = &w3, .val = 0, .op_flags = 128, .timeout = &ten };
 
+  PFT_SKIP_UNDER_TSAN();
   plan(8);
   pft_watchdog(60);
 

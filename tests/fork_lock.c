@@ -74,6 +74,7 @@ main(void)
 
   if (!pft_backend_is_emu())
     skip_all("emulation only (backend %s)", pfutex_backend() ? pfutex_backend() : "none");
+  PFT_SKIP_UNDER_TSAN();
   plan(4);
   pft_watchdog(30);
 

@@ -11,6 +11,22 @@
 #include "basic.h"
 #include "pfutex.h"
 
+/* Built with ThreadSanitizer?  Its runtime defers signal handlers while a
+ * thread blocks in a raw system call and does not support fork() from a
+ * threaded process, so the EINTR and fork tests skip under it. */
+#if defined(__SANITIZE_THREAD__)
+# define PFT_TSAN 1
+#elif defined(__has_feature)
+# if __has_feature(thread_sanitizer)
+#  define PFT_TSAN 1
+# endif
+#endif
+#ifdef PFT_TSAN
+# define PFT_SKIP_UNDER_TSAN() skip_all("not meaningful under ThreadSanitizer (signal deferral, fork)")
+#else
+# define PFT_SKIP_UNDER_TSAN() ((void)0)
+#endif
+
 /* Start a watchdog: after `seconds` (times $PFUTEX_TEST_TIMEOUT_SCALE, for
  * valgrind or sanitizers) print "Bail out!" and _exit, so a hang is a
  * failure.  Every blocking test calls it first. */
