@@ -48,6 +48,12 @@ fp_on_sigsys(int sig)
   fp_traps++;
 }
 
+#ifdef SYS_sigreturn
+# define FP_NR_SIGRETURN SYS_sigreturn
+#else
+# define FP_NR_SIGRETURN SYS_rt_sigreturn
+#endif
+
 /* Install the SIGSYS handler, then the filter; returns 0 or -1 (errno). */
 static int
 fp_install_filter(void)
@@ -57,9 +63,11 @@ fp_install_filter(void)
     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FP_ARCH, 1, 0),
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
     BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit_group, 3, 0),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit, 2, 0),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigreturn, 1, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit_group, 4, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit, 3, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigreturn, 2, 0),
+    /* i386 returns from a plain (non-SA_SIGINFO) handler with sigreturn */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FP_NR_SIGRETURN, 1, 0),
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
