@@ -1,0 +1,152 @@
+#!/bin/sh
+# run.sh - drive pfbench: every workload under every backend, K interleaved
+# rounds (A B C A B C ...), median per backend, ratio to the native backend
+# measured in the same run.
+#   run.sh PATH/TO/pfbench [--long] [-k K] [-d MS]
+# --long: more thread/waiter counts, and bench/results.csv (+ bench/plot.png
+# when gnuplot is installed) next to pfbench.
+# A peer_atomic program beside pfbench (C++20 std::atomic wait/notify) joins
+# the pp and wake-none workloads as backend "std::atomic".
+set -u
+PFBENCH=${1:?usage: run.sh PATH/TO/pfbench [--long] [-k K] [-d MS]}
+shift
+LONG=no K=5 D=200
+while [ $# -gt 0 ]; do
+  case $1 in
+    --long) LONG=yes ;;
+    -k) K=$2; shift ;;
+    -d) D=$2; shift ;;
+    *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+dir=$(dirname "$PFBENCH")
+PEER=$dir/peer_atomic
+[ -x "$PEER" ] || PEER=
+BACKENDS=$("$PFBENCH" --backends) || { echo "run.sh: $PFBENCH --backends failed" >&2; exit 1; }
+NATIVE=
+for b in $BACKENDS; do case $b in linux*) NATIVE=$b; break ;; esac; done
+
+# Configurations: "workload|pfbench options"
+if [ "$LONG" = yes ]; then
+  CONFIGS="hash|-t 1
+hash|-t 2
+hash|-t 4
+hash|-t 8
+wake-none|-t 1
+wake|-n 64
+wake|-n 128
+wake|-n 512
+requeue|-n 64
+requeue|-n 128
+requeue|-n 512
+pp|
+cond-perf|-n 16 -v wakeall
+cond-perf|-n 16 -v requeue"
+else
+  CONFIGS="hash|-t 2
+wake-none|-t 1
+wake|-n 64
+requeue|-n 64
+pp|
+cond-perf|-n 16 -v wakeall
+cond-perf|-n 16 -v requeue"
+fi
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/pfbench.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT INT TERM
+results=$tmp/results   # workload|params|backend-label|median|unit|ratio
+
+field() {   # field KEY LINE
+  printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+echo "pfbench: K=$K interleaved rounds, -d $D ms per run, backends: $(echo $BACKENDS) ${PEER:+std::atomic}"
+echo "(ratios are to $NATIVE measured in the same run; medians of $K)"
+printf '%-10s %-18s %-14s %14s %-12s %10s\n' workload params backend median unit "x native"
+
+echo "$CONFIGS" | while IFS='|' read -r wl params; do
+  runners=$BACKENDS
+  case $wl in pp|wake-none) [ -n "$PEER" ] && runners="$runners std::atomic" ;; esac
+  : > "$tmp/cur"
+  k=0
+  while [ $k -lt "$K" ]; do
+    for b in $runners; do
+      # shellcheck disable=SC2086
+      if [ "$b" = std::atomic ]; then
+        line=$("$PEER" "$wl" $params -d "$D" 2>"$tmp/err")
+      else
+        line=$(PFUTEX_BACKEND=$b "$PFBENCH" "$wl" $params -d "$D" 2>"$tmp/err")
+      fi
+      v=$(field value "$line")
+      if [ -n "$v" ]; then
+        echo "$b $v $(field unit "$line") $(field backend "$line")" >> "$tmp/cur"
+      else
+        echo "run.sh: $wl $params under $b failed: $(cat "$tmp/err")" >&2
+      fi
+    done
+    k=$((k + 1))
+  done
+  nat=
+  for b in $runners; do
+    vals=$(awk -v b="$b" '$1 == b { print $2 }' "$tmp/cur" | sort -g)
+    n=$(printf '%s\n' "$vals" | grep -c .)
+    if [ "$n" -eq 0 ]; then
+      printf '%-10s %-18s %-14s %14s\n' "$wl" "${params:--}" "$b" FAILED
+      continue
+    fi
+    med=$(printf '%s\n' "$vals" | awk -v n="$n" '{ a[NR] = $1 } END { if (n % 2) print a[(n + 1) / 2]; else print (a[n / 2] + a[n / 2 + 1]) / 2 }')
+    unit=$(awk -v b="$b" '$1 == b { print $3; exit }' "$tmp/cur")
+    label=$(awk -v b="$b" '$1 == b { print $4; exit }' "$tmp/cur")
+    [ "$b" = "$NATIVE" ] && nat=$med
+    if [ -n "$nat" ]; then
+      ratio=$(awk -v m="$med" -v n="$nat" 'BEGIN { printf "%.2f", m / n }')
+    else
+      ratio=-
+    fi
+    printf '%-10s %-18s %-14s %14s %-12s %10s\n' "$wl" "${params:--}" "$label" "$med" "$unit" "$ratio"
+    echo "$wl|${params:--}|$label|$med|$unit|$ratio" >> "$results"
+  done
+done
+echo "(ops_per_s, rounds_per_s: higher is better; us: lower is better)"
+
+if [ "$LONG" = yes ] && [ -s "$results" ]; then
+  csv=$dir/results.csv
+  { echo "workload,params,backend,median,unit,ratio_to_native"
+    tr '|' ',' < "$results"; } > "$csv"
+  echo "wrote $csv"
+  if command -v gnuplot >/dev/null 2>&1; then
+    # one data file per (panel, backend): x = threads or waiters, y = median
+    plots_hash= plots_wake= plots_req=
+    for b in $(cut -d'|' -f3 "$results" | sort -u); do
+      f=$(echo "$b" | tr ':/' '__')
+      for p in hash wake requeue; do
+        awk -F'|' -v w="$p" -v b="$b" '$1 == w && $3 == b { split($2, a, " "); print a[2], $4 }' \
+          "$results" | sort -n > "$tmp/$p.$f.dat"
+        [ -s "$tmp/$p.$f.dat" ] || continue
+        s="'$tmp/$p.$f.dat' using 1:2 with linespoints title '$b'"
+        case $p in
+          hash) plots_hash="${plots_hash:+$plots_hash, }$s" ;;
+          wake) plots_wake="${plots_wake:+$plots_wake, }$s" ;;
+          requeue) plots_req="${plots_req:+$plots_req, }$s" ;;
+        esac
+      done
+    done
+    gnuplot <<GP && echo "wrote $dir/plot.png"
+set terminal png size 1500,450 noenhanced
+set output '$dir/plot.png'
+set multiplot layout 1,3 title 'pfbench (medians of $K, noisy 2-core machine: compare backends, not absolutes)'
+set key top left
+set logscale x 2
+set title 'hash: ops/s vs threads'; set xlabel 'threads'; set ylabel 'ops/s'
+plot $plots_hash
+set title 'wake: us to wake all vs waiters'; set xlabel 'waiters'; set ylabel 'us'
+plot $plots_wake
+set title 'requeue: us per CMP_REQUEUE vs waiters'; set xlabel 'waiters'; set ylabel 'us'
+plot $plots_req
+unset multiplot
+GP
+  else
+    echo "gnuplot not found: no plot"
+  fi
+fi
