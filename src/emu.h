@@ -13,8 +13,9 @@
  *                absolute deadline dl passes (-ETIMEDOUT; NULL: none), or a
  *                signal handler ran (-EINTR; a port may instead restart when
  *                Linux would).  Never returns 0 without a token.
- *   unpark(p)    give p its token; called at most once per prepare, by a
- *                waker that owns the node until it publishes WOKEN. */
+ *   unpark(p)    give p its token; called at most once per prepare.  Giving
+ *                the token must be the port's last access to *p: the
+ *                waiter may return (and its node vanish) right after. */
 struct pf_parker {
   unsigned int word;     /* futex port: 0 armed, 1 token given */
   int id;                /* sysv port: semaphore set id */
@@ -52,13 +53,14 @@ pf_key_eq(const struct pf_key *a, const struct pf_key *b)
 
 /* ---- Waiter nodes ------------------------------------------------------ */
 /* state transitions (the only ones):
- *   QUEUED -> WAKING   a waker, under the bucket lock, as it unlinks the node
- *   WAKING -> WOKEN    that waker, after unlock and unpark: a release store,
- *                      its last touch of the node
+ *   QUEUED -> WAKING   a waker, under the bucket lock, as it unlinks the node;
+ *                      after unlocking it gives the port's token, its last
+ *                      touch of the node (wait.c (D))
  *   QUEUED -> GONE     the waiter itself, under the bucket lock (timeout,
  *                      signal): it unlinked itself
- * A waiter returns only in WOKEN or GONE, so no queue ever holds a dead node. */
-enum { PF_W_QUEUED = 1, PF_W_WAKING, PF_W_WOKEN, PF_W_GONE };
+ * A waiter returns only once GONE, or WAKING with the token in hand, so no
+ * queue ever holds a dead node and no waker touches one. */
+enum { PF_W_QUEUED = 1, PF_W_WAKING, PF_W_GONE };
 
 struct pf_waiter {
   struct pf_waiter *next, *prev;   /* bucket queue links; bucket lock */

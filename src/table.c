@@ -199,9 +199,8 @@ void
 pf_wake_list(struct pf_waiter *w)
 {
   while (w) {
-    struct pf_waiter *next = w->wake_next;
-    pf_emu_port->unpark(&w->park);
-    AO_store_release(&w->state, PF_W_WOKEN);   /* last touch: the node may vanish now */
+    struct pf_waiter *next = w->wake_next;   /* read before the token is given */
+    pf_emu_port->unpark(&w->park);           /* the token is the last touch (wait.c (D)) */
     w = next;
   }
 }

@@ -31,9 +31,14 @@
  * (D) Woken wins.  A waker unlinks the node and sets WAKING under the lock,
  * so once the waiter holds the lock and sees WAKING it knows it was counted:
  * it returns 0 even if its deadline passed or a signal arrived.  It first
- * collects the port's token (the unpark is on its way) and waits for WOKEN,
- * the waker's release store after its last touch of the node, so the stack
- * frame that holds the node outlives every access to it.
+ * collects the port's token: the unpark is on its way, and giving the token
+ * is the waker's last touch of the node (the port reads what it needs from
+ * the parker before it gives the token, e.g. the futex port's release store
+ * of the word, after which only the address goes to FUTEX_WAKE).  So the
+ * stack frame that holds the node outlives every access to it.  A FUTEX_WAKE
+ * that reaches the address after the frame is reused can only cause a
+ * spurious wakeup of a kernel futex there, which every futex waiter
+ * (ours re-check their word) tolerates.
  *
  * (E) A timed-out or interrupted waiter removes itself from the bucket it is
  * on now: requeue may have moved it, so it locks the bucket its node names,
@@ -69,24 +74,14 @@ pf_waiter_dequeue_self(struct pf_waiter *w)
 static int
 pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl)
 {
-  int token = 0, ret;
-  unsigned int spins = 0;
+  int ret = pf_emu_port->park(&w->park, dl);
 
-  while (AO_load_acquire(&w->state) == PF_W_QUEUED) {
-    ret = pf_emu_port->park(&w->park, dl);
-    if (ret == 0) {
-      token = 1;              /* only a waker unparks: state is WAKING or WOKEN */
-      break;
-    }
-    if (pf_waiter_dequeue_self(w))
-      return ret;             /* -ETIMEDOUT, -EINTR (or a port error) */
-    break;                    /* (D) woken wins */
-  }
-  if (!token)
-    while (pf_emu_port->park(&w->park, NULL) != 0)
-      ;                       /* the unpark is on its way: take the token */
-  while (AO_load_acquire(&w->state) != PF_W_WOKEN)
-    pf_cpu_relax(&spins);     /* (D) the waker's last touch */
+  if (ret == 0)
+    return 0;                 /* only a waker unparks, and that was its last touch */
+  if (pf_waiter_dequeue_self(w))
+    return ret;               /* -ETIMEDOUT, -EINTR (or a port error) */
+  while (pf_emu_port->park(&w->park, NULL) != 0)
+    ;                         /* (D) woken wins: the token is on its way */
   return 0;
 }
 

@@ -41,11 +41,14 @@ pf_fpark_park(struct pf_parker *p, const struct pf_deadline *dl)
   }
 }
 
+/* The release store is the last access to *p; FUTEX_WAKE then only hashes
+ * the address (a stale one can cause nothing worse than a spurious wakeup). */
 static void
 pf_fpark_unpark(struct pf_parker *p)
 {
+  uint32_t *word = (uint32_t *)&p->word;
   AO_int_store_release(&p->word, 1);
-  pf_linux_futex((uint32_t *)&p->word, PF_OP_WAKE | PF_OP_PRIVATE_FLAG, 1, NULL, 0, NULL, 0);
+  pf_linux_futex(word, PF_OP_WAKE | PF_OP_PRIVATE_FLAG, 1, NULL, 0, NULL, 0);
 }
 
 const struct pf_port pf_port_futex = {

@@ -231,10 +231,11 @@ static void
 pf_sysv_unpark(struct pf_parker *p)
 {
   struct sembuf op;
+  int id = p->id;             /* read the parker before the token: last touch */
   op.sem_num = (unsigned short)p->num;
   op.sem_op = 1;
   op.sem_flg = 0;
-  while (semop(p->id, &op, 1) != 0 && errno == EINTR)
+  while (semop(id, &op, 1) != 0 && errno == EINTR)
     ;
 }
 
