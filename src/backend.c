@@ -60,10 +60,21 @@ pf_backend_select(void)
   }
 }
 
+static AO_t pf_backend_ready;   /* 1 once pf_active is final (release/acquire) */
+
+static void
+pf_backend_select_once(void)
+{
+  pf_backend_select();
+  AO_store_release(&pf_backend_ready, 1);
+}
+
 const struct pf_backend *
 pf_backend_get(void)
 {
-  pthread_once(&pf_backend_once, pf_backend_select);
+  if (PF_LIKELY(AO_load_acquire(&pf_backend_ready)))
+    return pf_active;
+  pthread_once(&pf_backend_once, pf_backend_select_once);
   return pf_active;
 }
 

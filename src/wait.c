@@ -12,7 +12,7 @@
  *       enqueue node; unlock(B); park
  *
  *   K:  *uaddr = new      (the caller's store, before it calls wake)
- *       (B) AO_nop_full(): a full barrier
+ *       (B) AO_fetch_and_add_full(waiters, 0): a full barrier and the read
  *       if waiters(B) == 0: return 0            -- the fast path, no lock
  *       lock(B); dequeue matches; unlock(B); unpark them
  *

@@ -16,8 +16,9 @@ pf_emu_wake(const struct pf_req *r)
   if (r->nr == 0)
     return 0;
   b = &pf_table.buckets[pf_key_bucket(&key)];
-  AO_nop_full();                                        /* (B) */
-  if (AO_load(&b->waiters) == 0)
+  /* (B): a full-barrier read-modify-write of the count (cheaper than a
+   * separate fence plus load on x86, the same ordering everywhere). */
+  if (AO_fetch_and_add_full(&b->waiters, 0) == 0)
     return 0;                                           /* fast path: no syscall */
   pf_bucket_lock(b);
   ret = pf_queue_wake_locked(b, &key, r->mask, r->nr, &tail);

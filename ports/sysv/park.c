@@ -148,6 +148,7 @@ pf_sysv_prepare(struct pf_parker *p)
       return slot;
   p->id = pf_sysv_ids[slot / PF_SYSV_SET_SIZE];
   p->num = slot % PF_SYSV_SET_SIZE;
+  AO_int_store(&p->word, 0);
   return 0;
 }
 
@@ -170,8 +171,19 @@ pf_sysv_restartable(void)
   return 1;
 }
 
+static int pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl);
+
 static int
 pf_sysv_park(struct pf_parker *p, const struct pf_deadline *dl)
+{
+  int ret = pf_sysv_park_sem(p, dl);
+  if (ret == 0)
+    (void)AO_int_load_acquire(&p->word);   /* pairs with unpark's release */
+  return ret;
+}
+
+static int
+pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
 {
   struct sembuf op;
   op.sem_num = (unsigned short)p->num;
@@ -233,6 +245,10 @@ pf_sysv_unpark(struct pf_parker *p)
   struct sembuf op;
   int id = p->id;             /* read the parker before the token: last touch */
   op.sem_num = (unsigned short)p->num;
+  /* Publish the waker's writes with a release store the waiter pairs with
+   * an acquire load after semop: the memory model (and ThreadSanitizer)
+   * cannot see the semaphore as synchronisation. */
+  AO_int_store_release(&p->word, 1);
   op.sem_op = 1;
   op.sem_flg = 0;
   while (semop(id, &op, 1) != 0 && errno == EINTR)
