@@ -6,7 +6,7 @@
 const struct pf_port *pf_emu_port;
 
 static int
-pf_emu_init(const struct pf_port *port, const char **reported)
+pf_emu_init(const struct pf_port *port)
 {
   int ret;
   pf_emu_port = port;
@@ -20,7 +20,7 @@ pf_emu_init(const struct pf_port *port, const char **reported)
                                  const char **reported)                           \
   {                                                                               \
     *reported = label;                                                            \
-    return pf_emu_init(&(port), reported);                                        \
+    return pf_emu_init(&(port));                                        \
   }                                                                               \
   const struct pf_backend pf_backend_emu_##cname = {                              \
     .name = label, .init = pf_emu_init_##cname, .wait = pf_emu_wait,              \

@@ -17,7 +17,8 @@
  *                the token must be the port's last access to *p: the
  *                waiter may return (and its node vanish) right after. */
 struct pf_parker {
-  unsigned int word;     /* futex port: 0 armed, 1 token given */
+  unsigned int word;     /* 0 armed, 1 token given (futex port: the futex word;
+                            sysv: release/acquire pair around the semaphore) */
   int id;                /* sysv port: semaphore set id */
   int num;               /* sysv port: semaphore number in the set */
 };

@@ -20,8 +20,6 @@
 
 #include "pfutex.h"
 
-#define PF_HIDDEN   /* default visibility is hidden: nothing to say */
-
 #ifdef PF_ASSERTIONS
 # include <assert.h>
 # define PF_ASSERT(x) assert(x)
