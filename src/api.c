@@ -4,82 +4,121 @@
  * absolute deadlines on a named clock, a wake count of 0 that wakes none.
  * Unlike the multiplexer, a negative count is EINVAL. */
 #include "pf.h"
+#ifdef PF_HAVE_EMU
+# include "emu.h"
+#endif
 
-static int
-pf_errno(int r)
+/* The error exit, out of line: the fast paths stay frameless. */
+static PF_NOINLINE int
+pf_fail(int err)
 {
-  if (r < 0) {
-    errno = -r;
-    return -1;
-  }
-  return r;
+  errno = err;
+  return -1;
 }
 
-static int
-pf_req_init(struct pf_req *r, const struct pf_backend **be, unsigned int flags)
+static inline int
+pf_errno(int r)
 {
-  *be = pf_backend_get();
-  if (!*be)
-    return -ENOSYS;
-  if (flags & ~PFUTEX_PRIVATE)
-    return -EINVAL;
-  r->flags = (flags & PFUTEX_PRIVATE) ? 0 : PF_F_SHARED;
-  return 0;
+  return PF_LIKELY(r >= 0) ? r : pf_fail(-r);
+}
+
+static inline unsigned int
+pf_req_flags(unsigned int flags)
+{
+  return (flags & PFUTEX_PRIVATE) ? 0 : PF_F_SHARED;
+}
+
+/* Each call is a fast path and a request path.  The fast path runs only
+ * when the backend is the emulation engine and the arguments pass every
+ * check; everything else (the first call, no backend, bad arguments, a
+ * wait that must queue) takes the request path, which checks in Linux's
+ * order.  The request paths are out of line, so the fast paths need no
+ * frame and reach them by a tail call. */
+static PF_NOINLINE int
+pf_wait_req(uint32_t *uaddr, uint32_t val, uint32_t mask, unsigned int flags,
+            const struct timespec *deadline, int clockid)
+{
+  const struct pf_backend *be = pf_backend_get();
+  struct pf_req r = { 0 };
+  struct pf_deadline dl;
+  int ret;
+
+  if (PF_UNLIKELY(!be))
+    return pf_fail(ENOSYS);
+  if (PF_UNLIKELY(flags & ~PFUTEX_PRIVATE))
+    return pf_fail(EINVAL);
+  if (deadline) {   /* Linux validates the timeout before anything about the word */
+    if ((ret = pf_deadline_from_abs(&dl, deadline, clockid)) < 0)
+      return pf_fail(-ret);
+    r.dl = &dl;
+  }
+  if (PF_UNLIKELY(!mask))
+    return pf_fail(EINVAL);
+  r.uaddr = uaddr;
+  r.val = val;
+  r.mask = mask;
+  r.flags = pf_req_flags(flags);
+  return pf_errno(be->wait(&r));
 }
 
 int
 pfutex_wait(uint32_t *uaddr, uint32_t val, uint32_t mask, unsigned int flags,
             const struct timespec *deadline, int clockid)
 {
-  const struct pf_backend *be;
-  struct pf_req r = { 0 };
-  struct pf_deadline dl;
-  int ret;
-
-  if ((ret = pf_req_init(&r, &be, flags)) < 0)
-    return pf_errno(ret);
-  if (deadline) {
-    if ((ret = pf_deadline_from_abs(&dl, deadline, clockid)) < 0)
-      return pf_errno(ret);
-    r.dl = &dl;
+  if ((pf_backend_state() & PF_BE_EMU) && !(flags & ~PFUTEX_PRIVATE) && mask && !deadline
+      && pf_wait_mismatch(uaddr, val)) {
+    errno = EAGAIN;
+    return -1;
   }
-  if (!mask)
-    return pf_errno(-EINVAL);
+  return pf_wait_req(uaddr, val, mask, flags, deadline, clockid);
+}
+
+static PF_NOINLINE int
+pf_wake_req(uint32_t *uaddr, uint32_t mask, int nr, unsigned int flags)
+{
+  const struct pf_backend *be = pf_backend_get();
+  struct pf_req r = { 0 };
+
+  if (PF_UNLIKELY(!be))
+    return pf_fail(ENOSYS);
+  if (PF_UNLIKELY((flags & ~PFUTEX_PRIVATE) || !mask || nr < 0))
+    return pf_fail(EINVAL);
   r.uaddr = uaddr;
-  r.val = val;
   r.mask = mask;
-  return pf_errno(be->wait(&r));
+  r.nr = nr;
+  r.flags = pf_req_flags(flags);
+  return pf_errno(be->wake(&r));
 }
 
 int
 pfutex_wake(uint32_t *uaddr, uint32_t mask, int nr, unsigned int flags)
 {
-  const struct pf_backend *be;
-  struct pf_req r = { 0 };
-  int ret;
+#ifdef PF_HAVE_EMU
+  struct pf_key key;
+  struct pf_bucket *b;
 
-  if ((ret = pf_req_init(&r, &be, flags)) < 0)
-    return pf_errno(ret);
-  if (!mask || nr < 0)
-    return pf_errno(-EINVAL);
-  r.uaddr = uaddr;
-  r.mask = mask;
-  r.nr = nr;
-  return pf_errno(be->wake(&r));
+  if ((pf_backend_state() & PF_BE_EMU) && !(flags & ~PFUTEX_PRIVATE) && mask && nr > 0
+      && pf_key_make(uaddr, pf_req_flags(flags), &key) == 0
+      && pf_emu_nobody_waits(&key, &b))
+    return 0;
+#endif
+  return pf_wake_req(uaddr, mask, nr, flags);
 }
 
 static int
 pf_requeue_common(uint32_t *uaddr, uint32_t *uaddr2, int nr_wake, int nr_requeue,
                   unsigned int flags, int cmp, uint32_t val)
 {
-  const struct pf_backend *be;
+  const struct pf_backend *be = pf_backend_get();
   struct pf_req r = { 0 };
-  int ret;
 
-  if ((ret = pf_req_init(&r, &be, flags)) < 0)
-    return pf_errno(ret);
+  if (PF_UNLIKELY(!be))
+    return pf_fail(ENOSYS);
+  if (flags & ~PFUTEX_PRIVATE)
+    return pf_fail(EINVAL);
+  r.flags = pf_req_flags(flags);
   if (nr_wake < 0 || nr_requeue < 0)
-    return pf_errno(-EINVAL);
+    return pf_fail(EINVAL);
   r.uaddr = uaddr;
   r.uaddr2 = uaddr2;
   r.nr = nr_wake;
@@ -109,14 +148,16 @@ int
 pfutex_wake_op(uint32_t *uaddr, uint32_t *uaddr2, int nr_wake, int nr_wake2,
                uint32_t op, unsigned int flags)
 {
-  const struct pf_backend *be;
+  const struct pf_backend *be = pf_backend_get();
   struct pf_req r = { 0 };
-  int ret;
 
-  if ((ret = pf_req_init(&r, &be, flags)) < 0)
-    return pf_errno(ret);
+  if (PF_UNLIKELY(!be))
+    return pf_fail(ENOSYS);
+  if (flags & ~PFUTEX_PRIVATE)
+    return pf_fail(EINVAL);
+  r.flags = pf_req_flags(flags);
   if (nr_wake < 0 || nr_wake2 < 0)
-    return pf_errno(-EINVAL);
+    return pf_fail(EINVAL);
   r.uaddr = uaddr;
   r.uaddr2 = uaddr2;
   r.nr = nr_wake;

@@ -25,7 +25,7 @@ static const struct pf_backend *const pf_backend_table[] = {
 #define PF_NBACKENDS (sizeof pf_backend_table / sizeof pf_backend_table[0])
 
 static pthread_once_t pf_backend_once = PTHREAD_ONCE_INIT;
-static const struct pf_backend *pf_active;   /* written once, under pf_backend_once */
+const struct pf_backend *pf_active;          /* written once, under pf_backend_once */
 static const char *pf_active_name;
 
 /* "linux" also accepts the sub-names "linux:futex2", "linux:futex" and
@@ -60,20 +60,18 @@ pf_backend_select(void)
   }
 }
 
-static AO_t pf_backend_ready;   /* 1 once pf_active is final (release/acquire) */
+AO_t pf_backend_state_word;     /* see pf_backend_state() in pf.h */
 
 static void
 pf_backend_select_once(void)
 {
   pf_backend_select();
-  AO_store_release(&pf_backend_ready, 1);
+  AO_store_release(&pf_backend_state_word, PF_BE_SELECTED | (pf_active ? pf_active->caps : 0));
 }
 
 const struct pf_backend *
-pf_backend_get(void)
+pf_backend_get_slow(void)
 {
-  if (PF_LIKELY(AO_load_acquire(&pf_backend_ready)))
-    return pf_active;
   pthread_once(&pf_backend_once, pf_backend_select_once);
   return pf_active;
 }

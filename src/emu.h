@@ -91,9 +91,64 @@ struct pf_table {
 extern struct pf_table pf_table;
 
 int pf_table_init(void);
-uintptr_t pf_key_bucket(const struct pf_key *k);
-int pf_key_make(uint32_t *uaddr, unsigned int flags, struct pf_key *k);
-int pf_word_check(const uint32_t *uaddr);
+
+/* Inline, like the two below: they are on the fast paths (a mismatched
+ * wait, a wake with nobody waiting), where a call costs as much as the work.
+ * Multiplicative (Fibonacci) hashing of the word, salted by the key space;
+ * the table has at least 256 buckets, so the shift is below the word size. */
+static inline uintptr_t
+pf_key_bucket(const struct pf_key *k)
+{
+#if SIZEOF_VOID_P == 8
+  const uintptr_t golden = (uintptr_t)0x9e3779b97f4a7c15ull;
+#else
+  const uintptr_t golden = (uintptr_t)0x9e3779b9u;
+#endif
+  uintptr_t h = ((k->word >> 2) ^ (k->space * 0x5bd1e995u)) * golden;
+  PF_ASSERT(pf_table.shift < sizeof(uintptr_t) * 8);
+  return h >> pf_table.shift;
+}
+
+/* Linux's get_futex_key checks: alignment (EINVAL), then the address
+ * range (EFAULT).  A private key never touches memory, so the kernel
+ * accepts NULL there; a shared key maps the page, so NULL is EFAULT. */
+static inline int
+pf_key_make(uint32_t *uaddr, unsigned int flags, struct pf_key *k)
+{
+  if (!PF_ALIGNED(uaddr))
+    return -EINVAL;
+  if (flags & PF_F_SHARED) {
+    if (pf_addr_unreadable(uaddr))
+      return -EFAULT;
+    k->space = PF_KEY_SHARED_LOCAL;
+  } else {
+    if (pf_addr_out_of_range(uaddr))
+      return -EFAULT;
+    k->space = PF_KEY_PRIVATE;
+  }
+  k->word = (uintptr_t)uaddr;
+  return 0;
+}
+
+/* Memory is read at uaddr: the first page and the kernel half are EFAULT. */
+static inline int
+pf_word_check(const uint32_t *uaddr)
+{
+  return pf_addr_unreadable(uaddr) ? -EFAULT : 0;
+}
+
+/* The wake fast path: 1 when nobody can be waiting on key.  (B) in wait.c:
+ * a full fence, then a plain load of the count.  The fence is local (a
+ * locked op on the stack on x86); the load leaves the bucket's line shared,
+ * so wakers of one futex do not bounce it between CPUs. */
+static inline int
+pf_emu_nobody_waits(const struct pf_key *k, struct pf_bucket **bp)
+{
+  struct pf_bucket *b = &pf_table.buckets[pf_key_bucket(k)];
+  *bp = b;
+  AO_nop_full();
+  return AO_load(&b->waiters) == 0;
+}
 
 void pf_bucket_lock(struct pf_bucket *b);
 void pf_bucket_unlock(struct pf_bucket *b);

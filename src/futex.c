@@ -15,6 +15,9 @@
  * requeued, val2 travels in the timeout slot.
  */
 #include "pf.h"
+#ifdef PF_HAVE_EMU
+# include "emu.h"
+#endif
 
 static long
 pf_errno(int r)
@@ -33,30 +36,10 @@ pf_legacy_count(int nr)
   return nr <= 0 ? 1 : nr;
 }
 
-/* User space ends below 2^47 on x86_64 (4-level paging) and 2^48 on
- * aarch64; a 32-bit process on a 64-bit kernel owns all but the top page. */
-int
-pf_addr_out_of_range(const void *p)
-{
-  uintptr_t a = (uintptr_t)p;
-#if defined(__x86_64__) && !defined(__ILP32__)
-  return a > (((uintptr_t)1 << 47) - 4096 - 4);
-#elif defined(__aarch64__) && !defined(__ILP32__)
-  return a > (((uintptr_t)1 << 48) - 4);
-#else
-  return a > UINTPTR_MAX - 4096;
-#endif
-}
-
-int
-pf_addr_unreadable(const void *p)
-{
-  return (uintptr_t)p < 4096 || pf_addr_out_of_range(p);
-}
-
-long
-pfutex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeout,
-       uint32_t *uaddr2, uint32_t val3)
+/* The request path: everything but the fast paths in pfutex() below. */
+static PF_NOINLINE long
+pf_futex_req(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeout,
+             uint32_t *uaddr2, uint32_t val3)
 {
   const struct pf_backend *be = pf_backend_get();
   const int cmd = op & ~(PF_OP_PRIVATE_FLAG | PF_OP_CLOCK_REALTIME);
@@ -125,4 +108,31 @@ pfutex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeout,
      * rather than a wrong answer) and every unknown op. */
     return pf_errno(-ENOSYS);
   }
+}
+
+/* Under emulation, an untimed FUTEX_WAIT on a mismatched word and a
+ * FUTEX_WAKE with nobody waiting are answered here, before any decoding
+ * (the same fast paths as the clean calls, src/api.c); every other call,
+ * and these when a check fails, take the request path. */
+long
+pfutex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeout,
+       uint32_t *uaddr2, uint32_t val3)
+{
+#ifdef PF_HAVE_EMU
+  if (pf_backend_state() & PF_BE_EMU) {
+    const int cmd = op & ~PF_OP_PRIVATE_FLAG;
+    if (cmd == PF_OP_WAIT && !timeout && pf_wait_mismatch(uaddr, val)) {
+      errno = EAGAIN;
+      return -1;
+    }
+    if (cmd == PF_OP_WAKE) {
+      struct pf_key key;
+      struct pf_bucket *b;
+      if (pf_key_make(uaddr, (op & PF_OP_PRIVATE_FLAG) ? 0 : PF_F_SHARED, &key) == 0
+          && pf_emu_nobody_waits(&key, &b))
+        return 0;
+    }
+  }
+#endif
+  return pf_futex_req(uaddr, op, val, timeout, uaddr2, val3);
 }

@@ -30,9 +30,11 @@
 #if defined(__GNUC__)
 # define PF_LIKELY(x)   __builtin_expect(!!(x), 1)
 # define PF_UNLIKELY(x) __builtin_expect(!!(x), 0)
+# define PF_NOINLINE    __attribute__((noinline))
 #else
 # define PF_LIKELY(x)   (x)
 # define PF_UNLIKELY(x) (x)
+# define PF_NOINLINE
 #endif
 
 /* Linux futex(2) numbers, used by the multiplexer's decoder. */
@@ -91,10 +93,36 @@ struct pf_backend {
   int (*wake)(const struct pf_req *r);
   int (*requeue)(const struct pf_req *r);
   int (*wake_op)(const struct pf_req *r);
+  unsigned int caps;             /* PF_BE_* */
 };
+/* The backend is the emulation engine (src/emu.h): a front end may run the
+ * engine's two fast paths itself, before building a request: a mismatched
+ * untimed wait (pf_wait_mismatch) and a wake with nobody waiting
+ * (pf_emu_nobody_waits), each after the checks the engine makes first. */
+#define PF_BE_EMU 0x1u
 
-/* The active backend, NULL when PFUTEX_BACKEND named none (then -ENOSYS). */
-const struct pf_backend *pf_backend_get(void);
+/* The active backend, NULL when PFUTEX_BACKEND named none (then -ENOSYS).
+ * pf_backend_state: 0 before the selection, then PF_BE_SELECTED | the
+ * active backend's caps (release/acquire: once it is nonzero, pf_active is
+ * final).  Inline: after the first call each is one plain load on x86. */
+#define PF_BE_SELECTED 0x100u
+extern AO_t pf_backend_state_word;
+extern const struct pf_backend *pf_active;
+const struct pf_backend *pf_backend_get_slow(void);
+
+static inline AO_t
+pf_backend_state(void)
+{
+  return AO_load_acquire(&pf_backend_state_word);
+}
+
+static inline const struct pf_backend *
+pf_backend_get(void)
+{
+  if (PF_LIKELY(pf_backend_state() != 0))
+    return pf_active;
+  return pf_backend_get_slow();
+}
 extern const struct pf_backend pf_backend_linux;
 extern const struct pf_backend pf_backend_emu_futex;
 extern const struct pf_backend pf_backend_emu_sysv;
@@ -107,14 +135,44 @@ int pf_wakeop_valid_op(uint32_t encoded);
 uint32_t pf_wakeop_apply(uint32_t encoded, uint32_t oldval);
 int pf_wakeop_compare(uint32_t encoded, uint32_t oldval);
 
-/* Address checks that need no system call (src/futex.c).
+/* Address checks that need no system call.
  * pf_addr_out_of_range: at or above the top of user space (Linux: EFAULT
  * even for private keys, which never touch memory).  pf_addr_unreadable:
  * out of range or in the first page: EFAULT wherever memory would be read
  * or written, or a shared key built.  Other unmapped pointers cannot be told
  * without a system call; under emulation they are the caller's bug. */
-int pf_addr_out_of_range(const void *p);
-int pf_addr_unreadable(const void *p);
+/* User space ends below 2^47 on x86_64 (4-level paging) and 2^48 on
+ * aarch64; a 32-bit process on a 64-bit kernel owns all but the top page. */
+static inline int
+pf_addr_out_of_range(const void *p)
+{
+  uintptr_t a = (uintptr_t)p;
+#if defined(__x86_64__) && !defined(__ILP32__)
+  return a > (((uintptr_t)1 << 47) - 4096 - 4);
+#elif defined(__aarch64__) && !defined(__ILP32__)
+  return a > (((uintptr_t)1 << 48) - 4);
+#else
+  return a > UINTPTR_MAX - 4096;
+#endif
+}
+
+static inline int
+pf_addr_unreadable(const void *p)
+{
+  return (uintptr_t)p < 4096 || pf_addr_out_of_range(p);
+}
 #define PF_ALIGNED(p) ((((uintptr_t)(p)) & 3u) == 0)
+
+/* 1 when a wait on uaddr for val fails with EAGAIN by a read of the word
+ * now, every earlier check (alignment EINVAL, address EFAULT) passing; 0
+ * when the backend must decide.  The load is an acquire, so a caller that
+ * reads data after EAGAIN sees what was published before the word changed.
+ * A mismatch seen at any moment of the call is a valid EAGAIN. */
+static inline int
+pf_wait_mismatch(const uint32_t *uaddr, uint32_t val)
+{
+  return PF_ALIGNED(uaddr) && !pf_addr_unreadable(uaddr)
+         && AO_int_load_acquire((const volatile unsigned int *)uaddr) != val;
+}
 
 #endif /* PF_H */

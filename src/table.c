@@ -50,46 +50,6 @@ pf_table_init(void)
   return 0;
 }
 
-/* Multiplicative (Fibonacci) hashing of the word, salted by the key space. */
-uintptr_t
-pf_key_bucket(const struct pf_key *k)
-{
-#if SIZEOF_VOID_P == 8
-  const uintptr_t golden = (uintptr_t)0x9e3779b97f4a7c15ull;
-#else
-  const uintptr_t golden = (uintptr_t)0x9e3779b9u;
-#endif
-  uintptr_t h = ((k->word >> 2) ^ (k->space * 0x5bd1e995u)) * golden;
-  return pf_table.shift >= sizeof(uintptr_t) * 8 ? 0 : h >> pf_table.shift;
-}
-
-/* Linux's get_futex_key checks: alignment (EINVAL), then the address
- * range (EFAULT).  A private key never touches memory, so the kernel
- * accepts NULL there; a shared key maps the page, so NULL is EFAULT. */
-int
-pf_key_make(uint32_t *uaddr, unsigned int flags, struct pf_key *k)
-{
-  if (!PF_ALIGNED(uaddr))
-    return -EINVAL;
-  if (flags & PF_F_SHARED) {
-    if (pf_addr_unreadable(uaddr))
-      return -EFAULT;
-    k->space = PF_KEY_SHARED_LOCAL;
-  } else {
-    if (pf_addr_out_of_range(uaddr))
-      return -EFAULT;
-    k->space = PF_KEY_PRIVATE;
-  }
-  k->word = (uintptr_t)uaddr;
-  return 0;
-}
-
-int
-pf_word_check(const uint32_t *uaddr)
-{
-  return pf_addr_unreadable(uaddr) ? -EFAULT : 0;
-}
-
 void
 pf_cpu_relax(unsigned int *spins)
 {

@@ -12,7 +12,7 @@
  *       enqueue node; unlock(B); park
  *
  *   K:  *uaddr = new      (the caller's store, before it calls wake)
- *       (B) AO_fetch_and_add_full(waiters, 0): a full barrier and the read
+ *       (B) AO_nop_full(), then read waiters(B): a full barrier, then the read
  *       if waiters(B) == 0: return 0            -- the fast path, no lock
  *       lock(B); dequeue matches; unlock(B); unpark them
  *
@@ -85,22 +85,16 @@ pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl)
   return 0;
 }
 
-int
-pf_emu_wait(const struct pf_req *r)
+/* The slow path: queue and sleep.  Out of line, so the mismatch fast path
+ * in pf_emu_wait needs no frame for the node. */
+static PF_NOINLINE int
+pf_emu_wait_queued(const struct pf_req *r, struct pf_key key)
 {
   struct pf_waiter w;
-  struct pf_key key;
   struct pf_bucket *b;
   uintptr_t idx;
   int ret;
 
-  if ((ret = pf_key_make(r->uaddr, r->flags, &key)) < 0)
-    return ret;
-  if ((ret = pf_word_check(r->uaddr)) < 0)
-    return ret;
-  /* Fast path: a mismatch seen now is a valid EAGAIN; no lock, no syscall. */
-  if (pf_word_load(r->uaddr) != r->val)
-    return -EAGAIN;
   if ((ret = pf_emu_port->prepare(&w.park)) < 0)
     return ret;
   idx = pf_key_bucket(&key);
@@ -121,4 +115,20 @@ pf_emu_wait(const struct pf_req *r)
   pf_bucket_unlock(b);
 
   return pf_waiter_sleep(&w, r->dl);
+}
+
+int
+pf_emu_wait(const struct pf_req *r)
+{
+  struct pf_key key;
+  int ret;
+
+  if ((ret = pf_key_make(r->uaddr, r->flags, &key)) < 0)
+    return ret;
+  if ((ret = pf_word_check(r->uaddr)) < 0)
+    return ret;
+  /* Fast path (pf.h, pf_wait_mismatch): no lock, no syscall. */
+  if (pf_wait_mismatch(r->uaddr, r->val))
+    return -EAGAIN;
+  return pf_emu_wait_queued(r, key);
 }

@@ -3,10 +3,23 @@
  * (see the ordering argument at the top of wait.c). */
 #include "emu.h"
 
+/* The slow path, out of line so the fast path below needs no frame. */
+static PF_NOINLINE int
+pf_emu_wake_queued(struct pf_bucket *b, struct pf_key key, uint32_t mask, int nr)
+{
+  struct pf_waiter *list = NULL, **tail = &list;
+  int ret;
+
+  pf_bucket_lock(b);
+  ret = pf_queue_wake_locked(b, &key, mask, nr, &tail);
+  pf_bucket_unlock(b);
+  pf_wake_list(list);
+  return ret;
+}
+
 int
 pf_emu_wake(const struct pf_req *r)
 {
-  struct pf_waiter *list = NULL, **tail = &list;
   struct pf_key key;
   struct pf_bucket *b;
   int ret;
@@ -15,16 +28,9 @@ pf_emu_wake(const struct pf_req *r)
     return ret;
   if (r->nr == 0)
     return 0;
-  b = &pf_table.buckets[pf_key_bucket(&key)];
-  /* (B): a full-barrier read-modify-write of the count (cheaper than a
-   * separate fence plus load on x86, the same ordering everywhere). */
-  if (AO_fetch_and_add_full(&b->waiters, 0) == 0)
+  if (PF_LIKELY(pf_emu_nobody_waits(&key, &b)))          /* (B) */
     return 0;                                           /* fast path: no syscall */
-  pf_bucket_lock(b);
-  ret = pf_queue_wake_locked(b, &key, r->mask, r->nr, &tail);
-  pf_bucket_unlock(b);
-  pf_wake_list(list);
-  return ret;
+  return pf_emu_wake_queued(b, key, r->mask, r->nr);
 }
 
 /* The op on *uaddr2 happens under both bucket locks, so a waiter of uaddr2
