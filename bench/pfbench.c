@@ -11,11 +11,25 @@
  *              median time per wake-all, microseconds
  *   requeue    -n N waiters on word A, moved to B by ONE cmp_requeue, then
  *              woken (untimed); median time of the requeue call, microseconds
- *   pp         ping-pong between 2 threads on one word; round trips/s
+ *   wake-parallel  -n N waiters on one word, -w W waker threads each
+ *              waking N/W of them with one call, started together; median
+ *              over rounds of the wakers' mean latency, microseconds
+ *   pp         ping-pong between -t P pairs of threads (default 1), each
+ *              pair on its own word; total round trips/s.  -a same: both
+ *              threads of pair i on CPU i (the futex paths and a context
+ *              switch); -a split: on two CPUs (adds the cross-CPU wakeup,
+ *              on a VM the hypervisor's); default: the scheduler's choice.
+ *              -s: the waiter first spins as libstdc++'s atomic wait does
  *   cond-perf  -n N threads wait on a mutex+condvar (examples/nptl_sync.h),
  *              broadcast rounds; -v wakeall (FUTEX_WAKE all) or -v requeue
  *              (wake one, CMP_REQUEUE the rest onto the mutex); rounds/s
  * Common: -d MS time budget (default 200).
+ * -P: perf's method for wake, requeue and wake-parallel, to check pfbench
+ *     against `perf bench futex` (bench/perf-check.sh): per run, fresh
+ *     waiters pinned round-robin to the CPUs, a 100 ms settle, the
+ *     multiplexer pfutex() as perf calls futex(2), -w W per call (wake:
+ *     nr_wake, requeue: nr_requeue, default 1), woken waiters exit; -r R
+ *     runs (default 10), the mean, as perf reports it.
  *
  * Output: one line of key=value pairs, e.g.
  *   workload=pp backend=linux:futex2 threads=2 value=123456 unit=ops_per_s
@@ -36,6 +50,7 @@
 #include <unistd.h>
 
 #include <pfutex.h>
+#include <pfutex/linux.h>
 #include "../examples/nptl_sync.h"
 
 #define ANY PFUTEX_BITSET_MATCH_ANY
@@ -43,7 +58,8 @@
 #define CACHELINE 64
 
 static int opt_threads = -1, opt_n = -1, opt_futexes = 1024, opt_ms = 200;
-static const char *opt_variant = "requeue";
+static int opt_w = -1, opt_runs = 10, opt_perf, opt_mux, opt_spin;
+static const char *opt_variant = "requeue", *opt_affinity;
 static const char *backend_name;
 
 static double
@@ -107,10 +123,12 @@ spin_worker(void *arg)
   for (;;) {
     for (i = 0; i < nf; i++) {
       if (is_hash) {
-        if (pfutex_wait(&w->words[i * 4], 1234, ANY, PRIV, NULL, 0) == 0
+        if ((opt_mux ? pfutex(&w->words[i * 4], FUTEX_WAIT_PRIVATE, 1234, NULL, NULL, 0)
+                     : pfutex_wait(&w->words[i * 4], 1234, ANY, PRIV, NULL, 0)) == 0
             || errno != EAGAIN)
           die("hash: wait did not fail with EAGAIN");
-      } else if (pfutex_wake(&w->words[0], ANY, 1, PRIV) != 0) {
+      } else if ((opt_mux ? pfutex(&w->words[0], FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0)
+                          : pfutex_wake(&w->words[0], ANY, 1, PRIV)) != 0) {
         die("wake-none: woke someone");
       }
     }
@@ -145,8 +163,8 @@ run_spin(const char *workload)
     total += w[t].ops;
   }
   t1 = now();
-  printf("workload=%s backend=%s threads=%d value=%.0f unit=ops_per_s\n",
-         workload, backend_name, T, total / (t1 - t0));
+  printf("workload=%s backend=%s threads=%d api=%s value=%.0f unit=ops_per_s\n",
+         workload, backend_name, T, opt_mux ? "pfutex" : "clean", total / (t1 - t0));
 }
 
 /* ---- wake and requeue: N persistent waiters, one round at a time ------- */
@@ -233,61 +251,322 @@ run_block(int requeue)
          requeue ? "requeue" : "wake", backend_name, N, rounds, median(times, rounds));
 }
 
-/* ---- pp ----------------------------------------------------------------- */
-static uint32_t ball;   /* 0: ping's turn, 1: pong's turn */
+/* ---- wake-parallel: W wakers, each one call for N/W waiters ----------- */
+struct waker {
+  pthread_t tid;
+  int share;
+  double us;
+};
 
-static void
-pass_to(uint32_t turn)
+static pthread_barrier_t waker_go, waker_done;
+static int waker_stop;
+
+static void *
+parallel_waker(void *arg)
 {
-  __atomic_store_n(&ball, turn, __ATOMIC_SEQ_CST);
-  pfutex_wake(&ball, ANY, 1, PRIV);
+  struct waker *k = arg;
+  for (;;) {
+    double t0;
+    int r;
+    pthread_barrier_wait(&waker_go);
+    if (__atomic_load_n(&waker_stop, __ATOMIC_ACQUIRE))
+      return NULL;
+    t0 = now();
+    r = pfutex_wake(&word_a, ANY, k->share, PRIV);
+    k->us = (now() - t0) * 1e6;
+    if (r != k->share) {
+      fprintf(stderr, "pfbench: a waker woke %d of %d\n", r, k->share);
+      exit(2);
+    }
+    pthread_barrier_wait(&waker_done);
+  }
 }
 
 static void
-await_turn(uint32_t turn)
+run_wake_parallel(void)
+{
+  int N = opt_n > 0 ? opt_n : 64, W = opt_w > 0 ? opt_w : 2, i, rounds = 0, cap = 1 << 16;
+  pthread_t *tids;
+  struct waker *wk;
+  double *times = malloc(cap * sizeof *times), end;
+  if (N % W) {
+    fprintf(stderr, "pfbench: -n must be a multiple of -w\n");
+    exit(2);
+  }
+  tids = calloc(N, sizeof *tids);
+  wk = calloc(W, sizeof *wk);
+  pthread_barrier_init(&round_barrier, NULL, N + 1);
+  pthread_barrier_init(&waker_go, NULL, W + 1);
+  pthread_barrier_init(&waker_done, NULL, W + 1);
+  for (i = 0; i < N; i++)
+    spawn(&tids[i], block_waiter, NULL);
+  for (i = 0; i < W; i++) {
+    wk[i].share = N / W;
+    spawn(&wk[i].tid, parallel_waker, &wk[i]);
+  }
+  end = now() + opt_ms / 1000.0;
+  do {
+    double sum = 0;
+    __atomic_store_n(&word_a, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&done_count, 0, __ATOMIC_SEQ_CST);
+    pthread_barrier_wait(&round_barrier);
+    await_blocked(N);
+    pthread_barrier_wait(&waker_go);
+    pthread_barrier_wait(&waker_done);
+    for (i = 0; i < W; i++)
+      sum += wk[i].us;
+    while (__atomic_load_n(&done_count, __ATOMIC_SEQ_CST) < (unsigned)N)
+      sched_yield();
+    times[rounds++] = sum / W;
+  } while (rounds < cap && (rounds < 3 || now() < end));
+  __atomic_store_n(&waker_stop, 1, __ATOMIC_RELEASE);
+  pthread_barrier_wait(&waker_go);
+  __atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
+  pthread_barrier_wait(&round_barrier);
+  for (i = 0; i < W; i++)
+    pthread_join(wk[i].tid, NULL);
+  for (i = 0; i < N; i++)
+    pthread_join(tids[i], NULL);
+  printf("workload=wake-parallel backend=%s n=%d wakers=%d rounds=%d value=%.2f unit=us\n",
+         backend_name, N, W, rounds, median(times, rounds));
+}
+
+/* ---- -P: perf bench futex's method (wake, requeue, wake-parallel) ------ */
+static pthread_mutex_t perf_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t perf_parent = PTHREAD_COND_INITIALIZER, perf_worker = PTHREAD_COND_INITIALIZER;
+static int perf_starting;
+static uint32_t perf_f1, perf_f2;
+
+static void *
+perf_blocked(void *arg)
+{
+  (void)arg;
+  pthread_mutex_lock(&perf_lock);
+  if (--perf_starting == 0)
+    pthread_cond_signal(&perf_parent);
+  pthread_cond_wait(&perf_worker, &perf_lock);
+  pthread_mutex_unlock(&perf_lock);
+  while (pfutex(&perf_f1, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0) != 0 && errno == EINTR)
+    ;
+  return NULL;
+}
+
+static void *
+perf_waker(void *arg)
+{
+  struct waker *k = arg;
+  double t0 = now();
+  long r = pfutex(&perf_f1, FUTEX_WAKE_PRIVATE, k->share, NULL, NULL, 0);
+  k->us = (now() - t0) * 1e6;
+  if (r != k->share)
+    fprintf(stderr, "pfbench: a waker woke %ld of %d\n", r, k->share);
+  return NULL;
+}
+
+static void
+run_perf(const char *workload)
+{
+  int N = opt_n > 0 ? opt_n : 64, R = opt_runs, run, i;
+  int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+  int W = opt_w > 0 ? opt_w : (strcmp(workload, "wake-parallel") == 0 ? ncpu : 1);
+  pthread_t *tids = calloc(N, sizeof *tids);
+  struct waker *wk = calloc(W, sizeof *wk);
+  pthread_attr_t attr;
+  double sum = 0;
+  if (ncpu < 1)
+    ncpu = 1;
+  if (strcmp(workload, "wake-parallel") == 0 && N % W) {
+    fprintf(stderr, "pfbench: -n must be a multiple of -w\n");
+    exit(2);
+  }
+  for (run = 0; run < R; run++) {
+    long done = 0;
+    double t0 = 0, t1 = 0;
+    pthread_mutex_lock(&perf_lock);
+    perf_starting = N;
+    pthread_mutex_unlock(&perf_lock);
+    for (i = 0; i < N; i++) {
+      cpu_set_t set;
+      pthread_attr_init(&attr);
+      CPU_ZERO(&set);
+      CPU_SET(i % ncpu, &set);
+      pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+      if ((errno = pthread_create(&tids[i], &attr, perf_blocked, NULL)) != 0)
+        die("pthread_create");
+      pthread_attr_destroy(&attr);
+    }
+    pthread_mutex_lock(&perf_lock);
+    while (perf_starting)
+      pthread_cond_wait(&perf_parent, &perf_lock);
+    pthread_cond_broadcast(&perf_worker);
+    pthread_mutex_unlock(&perf_lock);
+    usleep(100000);
+    if (strcmp(workload, "wake") == 0) {
+      t0 = now();
+      while (done != N)
+        done += pfutex(&perf_f1, FUTEX_WAKE_PRIVATE, W, NULL, NULL, 0);
+      t1 = now();
+      sum += (t1 - t0) * 1e6;
+    } else if (strcmp(workload, "requeue") == 0) {
+      t0 = now();
+      while (done < N)
+        done += pfutex(&perf_f1, FUTEX_CMP_REQUEUE_PRIVATE, 0,
+                       (const struct timespec *)(uintptr_t)W, &perf_f2, 0);
+      t1 = now();
+      sum += (t1 - t0) * 1e6;
+      if (pfutex(&perf_f2, FUTEX_WAKE_PRIVATE, N, NULL, NULL, 0) != N)
+        fprintf(stderr, "pfbench: could not wake every requeued waiter\n");
+    } else {
+      double per = 0;
+      for (i = 0; i < W; i++) {
+        wk[i].share = N / W;
+        spawn(&wk[i].tid, perf_waker, &wk[i]);
+      }
+      for (i = 0; i < W; i++) {
+        pthread_join(wk[i].tid, NULL);
+        per += wk[i].us;
+      }
+      sum += per / W;
+    }
+    for (i = 0; i < N; i++)
+      pthread_join(tids[i], NULL);
+  }
+  printf("workload=%s backend=%s n=%d w=%d method=perf runs=%d value=%.2f unit=us\n",
+         workload, backend_name, N, W, R, sum / R);
+}
+
+/* ---- pp: P pairs, each on its own word (own cache line) ------------- */
+struct pp_pair {
+  uint32_t ball;            /* 0: ping's turn, 1: pong's turn */
+  int cpu_ping, cpu_pong;   /* -1: not pinned */
+  pthread_t ping, pong;
+  unsigned long n;
+  double t;
+  char pad[CACHELINE];
+} __attribute__((aligned(CACHELINE)));
+
+static void
+pass_to(uint32_t *ball, uint32_t turn)
+{
+  __atomic_store_n(ball, turn, __ATOMIC_SEQ_CST);
+  pfutex_wake(ball, ANY, 1, PRIV);
+}
+
+/* -s: the waiter's policy of libstdc++'s atomic wait (GCC 12): re-check
+ * 16 times, pausing the first 12, yielding the last 4, then sleep.  A
+ * caller's policy, the same for every backend; pfutex_wait never spins. */
+static int
+spin_until(uint32_t *ball, uint32_t turn)
+{
+  int i;
+  for (i = 0; i < 16; i++) {
+    if (__atomic_load_n(ball, __ATOMIC_SEQ_CST) == turn)
+      return 1;
+    if (i < 12) {
+#if defined(__x86_64__) || defined(__i386__)
+      __asm__ __volatile__("pause");
+#endif
+    } else {
+      sched_yield();
+    }
+  }
+  return 0;
+}
+
+static void
+await_turn(uint32_t *ball, uint32_t turn)
 {
   uint32_t v;
-  while ((v = __atomic_load_n(&ball, __ATOMIC_SEQ_CST)) != turn)
-    pfutex_wait(&ball, v, ANY, PRIV, NULL, 0);
+  if (opt_spin && spin_until(ball, turn))
+    return;
+  while ((v = __atomic_load_n(ball, __ATOMIC_SEQ_CST)) != turn)
+    pfutex_wait(ball, v, ANY, PRIV, NULL, 0);
+}
+
+static void
+pin_self(int cpu)
+{
+  cpu_set_t set;
+  if (cpu < 0)
+    return;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if ((errno = pthread_setaffinity_np(pthread_self(), sizeof set, &set)) != 0)
+    die("pthread_setaffinity_np");
 }
 
 static void *
 pong(void *arg)
 {
-  (void)arg;
+  struct pp_pair *p = arg;
+  pin_self(p->cpu_pong);
   pthread_barrier_wait(&start_barrier);
   for (;;) {
-    await_turn(1);
+    await_turn(&p->ball, 1);
     if (__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE))
       return NULL;
-    pass_to(0);
+    pass_to(&p->ball, 0);
   }
+}
+
+static void *
+ping(void *arg)
+{
+  struct pp_pair *p = arg;
+  unsigned long n = 0;
+  double t0, t1;
+  pin_self(p->cpu_ping);
+  pthread_barrier_wait(&start_barrier);
+  t0 = now();
+  do {
+    int i;
+    for (i = 0; i < 256; i++) {
+      pass_to(&p->ball, 1);
+      await_turn(&p->ball, 0);
+    }
+    n += 256;
+  } while ((t1 = now()) < deadline);
+  p->n = n;
+  p->t = t1 - t0;
+  return NULL;
 }
 
 static void
 run_pp(void)
 {
-  pthread_t t;
-  unsigned long n = 0;
-  double t0, t1, end;
-  pthread_barrier_init(&start_barrier, NULL, 2);
-  spawn(&t, pong, NULL);
+  int P = opt_threads > 0 ? opt_threads : 1, i;
+  struct pp_pair *pairs = aligned_alloc(CACHELINE, P * sizeof *pairs);
+  double rate = 0;
+  int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), same = 0, split = 0;
+  if (ncpu < 1)
+    ncpu = 1;
+  if (opt_affinity && !(same = strcmp(opt_affinity, "same") == 0)
+      && !(split = strcmp(opt_affinity, "split") == 0)) {
+    fprintf(stderr, "pfbench: -a same|split\n");
+    exit(2);
+  }
+  memset(pairs, 0, P * sizeof *pairs);
+  pthread_barrier_init(&start_barrier, NULL, 2 * P + 1);
+  for (i = 0; i < P; i++) {
+    pairs[i].cpu_ping = same ? i % ncpu : split ? (2 * i) % ncpu : -1;
+    pairs[i].cpu_pong = same ? i % ncpu : split ? (2 * i + 1) % ncpu : -1;
+    spawn(&pairs[i].pong, pong, &pairs[i]);
+    spawn(&pairs[i].ping, ping, &pairs[i]);
+  }
+  deadline = now() + opt_ms / 1000.0;
   pthread_barrier_wait(&start_barrier);
-  t0 = now();
-  end = t0 + opt_ms / 1000.0;
-  do {
-    int i;
-    for (i = 0; i < 256; i++) {
-      pass_to(1);
-      await_turn(0);
-    }
-    n += 256;
-  } while ((t1 = now()) < end);
+  for (i = 0; i < P; i++) {
+    pthread_join(pairs[i].ping, NULL);
+    rate += pairs[i].n / pairs[i].t;
+  }
   __atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
-  pass_to(1);
-  pthread_join(t, NULL);
-  printf("workload=pp backend=%s threads=2 value=%.0f unit=ops_per_s\n",
-         backend_name, n / (t1 - t0));
+  for (i = 0; i < P; i++) {
+    pass_to(&pairs[i].ball, 1);
+    pthread_join(pairs[i].pong, NULL);
+  }
+  printf("workload=pp backend=%s pairs=%d affinity=%s spin=%s value=%.0f unit=ops_per_s\n",
+         backend_name, P, opt_affinity ? opt_affinity : "any", opt_spin ? "libstdc++" : "none",
+         rate);
 }
 
 /* ---- cond-perf ---------------------------------------------------------- */
@@ -322,10 +601,30 @@ cond_waiter(void *arg)
   return NULL;
 }
 
+/* The glibc peer: the same rounds on pthread_mutex_t / pthread_cond_t. */
+static pthread_mutex_t gmx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gcv = PTHREAD_COND_INITIALIZER, gcv_main = PTHREAD_COND_INITIALIZER;
+
+static void *
+cond_waiter_glibc(void *arg)
+{
+  int N = *(int *)arg;
+  pthread_mutex_lock(&gmx);
+  while (!cstop) {
+    int seen = cround;
+    if (++cwaiting == N)
+      pthread_cond_signal(&gcv_main);
+    while (cround == seen && !cstop)
+      pthread_cond_wait(&gcv, &gmx);
+  }
+  pthread_mutex_unlock(&gmx);
+  return NULL;
+}
+
 static void
 run_cond(void)
 {
-  int N = opt_n > 0 ? opt_n : 16, i;
+  int N = opt_n > 0 ? opt_n : 16, i, glibc = 0;
   unsigned long rounds = 0;
   pthread_t *tids = calloc(N, sizeof *tids);
   double t0, t1, end;
@@ -333,42 +632,64 @@ run_cond(void)
     c_requeue = 0;
   else if (strcmp(opt_variant, "requeue") == 0)
     c_requeue = 1;
+  else if (strcmp(opt_variant, "glibc") == 0)
+    glibc = 1;
   else {
-    fprintf(stderr, "pfbench: -v wakeall|requeue\n");
+    fprintf(stderr, "pfbench: -v wakeall|requeue|glibc\n");
     exit(2);
   }
-  nptl_mutex_lock(&cmx);
-  for (i = 0; i < N; i++)
-    spawn(&tids[i], cond_waiter, &N);
-  while (cwaiting < N)          /* first gathering: untimed */
-    nptl_cond_wait(&cv_main, &cmx);
+  if (glibc) {
+    pthread_mutex_lock(&gmx);
+    for (i = 0; i < N; i++)
+      spawn(&tids[i], cond_waiter_glibc, &N);
+    while (cwaiting < N)
+      pthread_cond_wait(&gcv_main, &gmx);
+  } else {
+    nptl_mutex_lock(&cmx);
+    for (i = 0; i < N; i++)
+      spawn(&tids[i], cond_waiter, &N);
+    while (cwaiting < N)          /* first gathering: untimed */
+      nptl_cond_wait(&cv_main, &cmx);
+  }
   t0 = now();
   end = t0 + opt_ms / 1000.0;
   for (;;) {
     cwaiting = 0;
     cround++;
-    broadcast(&cv);
-    while (cwaiting < N)
-      nptl_cond_wait(&cv_main, &cmx);
+    if (glibc) {
+      pthread_cond_broadcast(&gcv);
+      while (cwaiting < N)
+        pthread_cond_wait(&gcv_main, &gmx);
+    } else {
+      broadcast(&cv);
+      while (cwaiting < N)
+        nptl_cond_wait(&cv_main, &cmx);
+    }
     rounds++;
     if ((t1 = now()) >= end)
       break;
   }
   cstop = 1;
-  broadcast(&cv);
-  nptl_mutex_unlock(&cmx);
+  if (glibc) {
+    pthread_cond_broadcast(&gcv);
+    pthread_mutex_unlock(&gmx);
+  } else {
+    broadcast(&cv);
+    nptl_mutex_unlock(&cmx);
+  }
   for (i = 0; i < N; i++)
     pthread_join(tids[i], NULL);
   printf("workload=cond-perf backend=%s n=%d variant=%s value=%.0f unit=rounds_per_s\n",
-         backend_name, N, opt_variant, rounds / (t1 - t0));
+         glibc ? "glibc" : backend_name, N, opt_variant, rounds / (t1 - t0));
 }
 
 static void
 usage(void)
 {
   fprintf(stderr, "usage: pfbench --backends\n"
-                  "       pfbench hash|wake-none|wake|requeue|pp|cond-perf"
-                  " [-t T] [-n N] [-f F] [-v wakeall|requeue] [-d MS]\n");
+                  "       pfbench hash|wake-none|wake|wake-parallel|requeue|pp|cond-perf\n"
+                  "               [-t T] [-n N] [-w W] [-f F] [-v wakeall|requeue|glibc]\n"
+                  "               [-a same|split] [-s] [-d MS] [-m] [-P [-r R]]\n");
   exit(2);
 }
 
@@ -387,8 +708,14 @@ main(int argc, char **argv)
   }
   wl = argv[1];
   optind = 2;
-  while ((c = getopt(argc, argv, "t:n:f:v:d:")) != -1) {
+  while ((c = getopt(argc, argv, "t:n:w:f:v:d:r:a:smP")) != -1) {
     switch (c) {
+    case 'w': opt_w = atoi(optarg); break;
+    case 'r': opt_runs = atoi(optarg); break;
+    case 'm': opt_mux = 1; break;
+    case 'a': opt_affinity = optarg; break;
+    case 's': opt_spin = 1; break;
+    case 'P': opt_perf = 1; break;
     case 't': opt_threads = atoi(optarg); break;
     case 'n': opt_n = atoi(optarg); break;
     case 'f': opt_futexes = atoi(optarg); break;
@@ -397,7 +724,7 @@ main(int argc, char **argv)
     default: usage();
     }
   }
-  if (opt_futexes < 1 || opt_ms < 1)
+  if (opt_futexes < 1 || opt_ms < 1 || opt_runs < 1)
     usage();
   backend_name = pfutex_backend();
   if (!backend_name) {
@@ -410,8 +737,13 @@ main(int argc, char **argv)
     run_spin(wl);
   } else if (strcmp(wl, "wake-none") == 0) {
     run_spin(wl);
+  } else if (opt_perf && (strcmp(wl, "wake") == 0 || strcmp(wl, "requeue") == 0
+                          || strcmp(wl, "wake-parallel") == 0)) {
+    run_perf(wl);
   } else if (strcmp(wl, "wake") == 0) {
     run_block(0);
+  } else if (strcmp(wl, "wake-parallel") == 0) {
+    run_wake_parallel();
   } else if (strcmp(wl, "requeue") == 0) {
     run_block(1);
   } else if (strcmp(wl, "pp") == 0) {

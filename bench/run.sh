@@ -5,8 +5,10 @@
 #   run.sh PATH/TO/pfbench [--long] [-k K] [-d MS]
 # --long: more thread/waiter counts, and bench/results.csv (+ bench/plot.png
 # when gnuplot is installed) next to pfbench.
-# A peer_atomic program beside pfbench (C++20 std::atomic wait/notify) joins
-# the pp and wake-none workloads as backend "std::atomic".
+# Peers, where the workload fits: peer_atomic (C++20 std::atomic wait/
+# notify, libstdc++) and peer_boost (Boost.Atomic) beside pfbench join pp and
+# wake-none; glibc's pthread_cond_broadcast/pthread_mutex ("glibc", pfbench
+# -v glibc) joins the cond-perf requeue rows.
 set -u
 PFBENCH=${1:?usage: run.sh PATH/TO/pfbench [--long] [-k K] [-d MS]}
 shift
@@ -23,34 +25,43 @@ done
 dir=$(dirname "$PFBENCH")
 PEER=$dir/peer_atomic
 [ -x "$PEER" ] || PEER=
+BOOST=$dir/peer_boost
+[ -x "$BOOST" ] || BOOST=
 BACKENDS=$("$PFBENCH" --backends) || { echo "run.sh: $PFBENCH --backends failed" >&2; exit 1; }
 NATIVE=
 for b in $BACKENDS; do case $b in linux*) NATIVE=$b; break ;; esac; done
 
 # Configurations: "workload|pfbench options"
-if [ "$LONG" = yes ]; then
-  CONFIGS="hash|-t 1
+SHORT="hash|-t 1
 hash|-t 2
+wake-none|-t 1
+wake|-n 128
+wake-parallel|-n 64 -w 2
+requeue|-n 128
+pp|-a same
+pp|-a same -s
+cond-perf|-n 50 -v wakeall
+cond-perf|-n 50 -v requeue"
+if [ "$LONG" = yes ]; then
+  CONFIGS="$SHORT
 hash|-t 4
 hash|-t 8
-wake-none|-t 1
+hash|-t 1 -m
+wake-none|-t 1 -m
 wake|-n 64
-wake|-n 128
 wake|-n 512
+wake-parallel|-n 128 -w 2
 requeue|-n 64
-requeue|-n 128
 requeue|-n 512
 pp|
+pp|-a split
+pp|-t 2 -a same
 cond-perf|-n 16 -v wakeall
-cond-perf|-n 16 -v requeue"
+cond-perf|-n 16 -v requeue
+cond-perf|-n 200 -v wakeall
+cond-perf|-n 200 -v requeue"
 else
-  CONFIGS="hash|-t 2
-wake-none|-t 1
-wake|-n 64
-requeue|-n 64
-pp|
-cond-perf|-n 16 -v wakeall
-cond-perf|-n 16 -v requeue"
+  CONFIGS=$SHORT
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pfbench.XXXXXX") || exit 1
@@ -61,20 +72,31 @@ field() {   # field KEY LINE
   printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
 }
 
-echo "pfbench: K=$K interleaved rounds, -d $D ms per run, backends: $(echo $BACKENDS) ${PEER:+std::atomic}"
+echo "pfbench: K=$K interleaved rounds, -d $D ms per run, backends: $(echo $BACKENDS)" \
+     "${PEER:+std::atomic} ${BOOST:+boost::atomic} glibc"
 echo "(ratios are to $NATIVE measured in the same run; medians of $K)"
 printf '%-10s %-18s %-14s %14s %-12s %10s\n' workload params backend median unit "x native"
 
 echo "$CONFIGS" | while IFS='|' read -r wl params; do
   runners=$BACKENDS
-  case $wl in pp|wake-none) [ -n "$PEER" ] && runners="$runners std::atomic" ;; esac
+  case $wl in
+    pp|wake-none) runners="$runners ${PEER:+std::atomic} ${BOOST:+boost::atomic}" ;;
+    cond-perf) case $params in *requeue*) runners="$runners glibc" ;; esac ;;
+  esac
+  # the peers take pp's -t/-a/-d, not pfbench's -s (their own policy) or -m
+  peer_params=$(echo "$params" | sed 's/ *-[sm]\b//g')
+  glibc_params=$(echo "$params" | sed 's/-v requeue/-v glibc/')
   : > "$tmp/cur"
   k=0
   while [ $k -lt "$K" ]; do
     for b in $runners; do
       # shellcheck disable=SC2086
       if [ "$b" = std::atomic ]; then
-        line=$("$PEER" "$wl" $params -d "$D" 2>"$tmp/err")
+        line=$("$PEER" "$wl" $peer_params -d "$D" 2>"$tmp/err")
+      elif [ "$b" = boost::atomic ]; then
+        line=$("$BOOST" "$wl" $peer_params -d "$D" 2>"$tmp/err")
+      elif [ "$b" = glibc ]; then
+        line=$("$PFBENCH" "$wl" $glibc_params -d "$D" 2>"$tmp/err")
       else
         line=$(PFUTEX_BACKEND=$b "$PFBENCH" "$wl" $params -d "$D" 2>"$tmp/err")
       fi
@@ -110,6 +132,19 @@ echo "$CONFIGS" | while IFS='|' read -r wl params; do
 done
 echo "(ops_per_s, rounds_per_s: higher is better; us: lower is better)"
 
+# Derived ratios, each within one backend, from the medians above.
+if [ -s "$results" ]; then
+  echo
+  echo "hash scaling (2 threads / 1 thread, distinct futexes):"
+  awk -F'|' '$1 == "hash" && $2 == "-t 1" { one[$3] = $4 } $1 == "hash" && $2 == "-t 2" { two[$3] = $4 }
+    END { for (b in one) if (b in two) printf "  %-14s %.2fx\n", b, two[b] / one[b] }' "$results" | sort
+  echo "cond-perf (requeue broadcast rounds/s / wake-all rounds/s):"
+  awk -F'|' '$1 == "cond-perf" { split($2, a, " "); n = a[2]
+      if ($2 ~ /wakeall/) w[n "|" $3] = $4; else if ($2 ~ /requeue/) r[n "|" $3] = $4 }
+    END { for (k in r) if (k in w) { split(k, p, "|"); printf "  n=%-4s %-14s %.2fx\n", p[1], p[2], r[k] / w[k] } }' \
+    "$results" | sort
+fi
+
 if [ "$LONG" = yes ] && [ -s "$results" ]; then
   csv=$dir/results.csv
   { echo "workload,params,backend,median,unit,ratio_to_native"
@@ -121,7 +156,7 @@ if [ "$LONG" = yes ] && [ -s "$results" ]; then
     for b in $(cut -d'|' -f3 "$results" | sort -u); do
       f=$(echo "$b" | tr ':/' '__')
       for p in hash wake requeue; do
-        awk -F'|' -v w="$p" -v b="$b" '$1 == w && $3 == b { split($2, a, " "); print a[2], $4 }' \
+        awk -F'|' -v w="$p" -v b="$b" '$1 == w && $3 == b && split($2, a, " ") == 2 { print a[2], $4 }' \
           "$results" | sort -n > "$tmp/$p.$f.dat"
         [ -s "$tmp/$p.$f.dat" ] || continue
         s="'$tmp/$p.$f.dat' using 1:2 with linespoints title '$b'"
