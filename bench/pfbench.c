@@ -351,11 +351,15 @@ perf_blocked(void *arg)
   return NULL;
 }
 
+static pthread_barrier_t perf_wakers;
+
 static void *
 perf_waker(void *arg)
 {
   struct waker *k = arg;
-  double t0 = now();
+  double t0;
+  pthread_barrier_wait(&perf_wakers);      /* all wakers start together */
+  t0 = now();
   long r = pfutex(&perf_f1, FUTEX_WAKE_PRIVATE, k->share, NULL, NULL, 0);
   k->us = (now() - t0) * 1e6;
   if (r != k->share)
@@ -418,14 +422,17 @@ run_perf(const char *workload)
         fprintf(stderr, "pfbench: could not wake every requeued waiter\n");
     } else {
       double per = 0;
+      pthread_barrier_init(&perf_wakers, NULL, W + 1);
       for (i = 0; i < W; i++) {
         wk[i].share = N / W;
         spawn(&wk[i].tid, perf_waker, &wk[i]);
       }
+      pthread_barrier_wait(&perf_wakers);
       for (i = 0; i < W; i++) {
         pthread_join(wk[i].tid, NULL);
         per += wk[i].us;
       }
+      pthread_barrier_destroy(&perf_wakers);
       sum += per / W;
     }
     for (i = 0; i < N; i++)

@@ -24,7 +24,7 @@ main(void)
   static const int bad_ops[] = { 2, 14, -1, 1 | 0x200 };
   unsigned i;
 
-  plan(69);
+  plan(83);
   pft_watchdog(60);
 
   /* ---- misaligned addresses: EINVAL ---- */
@@ -141,5 +141,32 @@ main(void)
   *a = 3;
   PFT_IS(pfutex_cmp_requeue(a, 4, b, 1, 1, PFUTEX_PRIVATE), -1, EAGAIN,
          "pfutex_cmp_requeue value mismatch");
+
+  /* ---- untimed waits on a mismatched word, wakes with nobody waiting:
+   * the emulation answers these in the front ends (src/api.c, futex.c);
+   * every earlier check must still win over EAGAIN / 0 ---- */
+  *a = 7;
+  PFT_IS(pfutex_wait(a, 1, ~0u, 1u << 20, NULL, PFUTEX_CLOCK_MONOTONIC), -1, EINVAL,
+         "untimed mismatched pfutex_wait, unknown flag bit");
+  PFT_IS(pfutex_wait(a, 1, 0, PFUTEX_PRIVATE, NULL, PFUTEX_CLOCK_MONOTONIC), -1, EINVAL,
+         "untimed mismatched pfutex_wait, mask 0");
+  PFT_IS(pfutex_wait((uint32_t *)((char *)a + 1), 1, ~0u, PFUTEX_PRIVATE, NULL,
+                     PFUTEX_CLOCK_MONOTONIC), -1, EINVAL, "untimed pfutex_wait, unaligned");
+  PFT_IS(pfutex_wait(NULL, 1, ~0u, PFUTEX_PRIVATE, NULL, PFUTEX_CLOCK_MONOTONIC), -1, EFAULT,
+         "untimed pfutex_wait, NULL");
+  PFT_IS(pfutex_wake((uint32_t *)((char *)a + 2), ~0u, 1, PFUTEX_PRIVATE), -1, EINVAL,
+         "pfutex_wake, unaligned");
+  PFT_IS(pfutex_wake(NULL, ~0u, 1, 0), -1, EFAULT, "shared pfutex_wake, NULL");
+  PFT_IS(pfutex_wake(a, ~0u, 0, PFUTEX_PRIVATE), 0, 0, "pfutex_wake nr 0, nobody waits");
+  PFT_IS(pfutex((uint32_t *)((char *)a + 1), 0 | 128, 1, NULL, NULL, 0), -1, EINVAL,
+         "untimed WAIT_PRIVATE, unaligned");
+  PFT_IS(pfutex(NULL, 0 | 128, 1, NULL, NULL, 0), -1, EFAULT, "untimed WAIT_PRIVATE, NULL");
+  PFT_IS(pfutex(a, 0 | 128 | 256, 1, NULL, NULL, 0), -1, ENOSYS,
+         "untimed mismatched WAIT_PRIVATE|CLOCK_REALTIME");
+  PFT_IS(pfutex((uint32_t *)((char *)a + 2), 1 | 128, 1, NULL, NULL, 0), -1, EINVAL,
+         "WAKE_PRIVATE, unaligned");
+  PFT_IS(pfutex(NULL, 1, 1, NULL, NULL, 0), -1, EFAULT, "shared WAKE, NULL");
+  PFT_IS(pfutex(NULL, 1 | 128, 1, NULL, NULL, 0), 0, 0, "WAKE_PRIVATE, NULL: 0 as on Linux");
+  PFT_IS(pfutex(a, 1 | 128, 0, NULL, NULL, 0), 0, 0, "WAKE_PRIVATE val 0, nobody waits");
   return 0;
 }
