@@ -7,7 +7,8 @@
 # K interleaved rounds each, medians, ratio pfbench / perf.
 #   perf-check.sh PATH/TO/pfbench [-k K]
 # hash: perf reports the mean ops/s per thread, so pfbench's total is
-# divided by the thread count.  Exit status 0 even when perf is missing
+# divided by the thread count; both pin their workers and call futex(2)'s
+# FUTEX_WAIT (pfbench through the pfutex() multiplexer, -m).  Exit status 0 even when perf is missing
 # (then it says so): this is a sanity check, not a test.
 set -u
 PFBENCH=${1:?usage: perf-check.sh PATH/TO/pfbench [-k K]}
@@ -38,8 +39,8 @@ median() { sort -g | awk '{ a[NR] = $1 } END { if (NR == 0) print "-"; else if (
 field() { printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"; }
 
 # name|perf arguments|pfbench arguments|unit|perf's summary pattern|divide pfbench by
-CHECKS="hash -t 1|hash -t 1 -r 1|hash -t 1 -d 1000|ops/s per thread|Averaged|1
-hash -t 2|hash -t 2 -r 1|hash -t 2 -d 1000|ops/s per thread|Averaged|2
+CHECKS="hash -t 1|hash -t 1 -r 1|hash -t 1 -P -m -d 1000|ops/s per thread|Averaged|1
+hash -t 2|hash -t 2 -r 1|hash -t 2 -P -m -d 1000|ops/s per thread|Averaged|2
 wake -t 64|wake -t 64|wake -P -n 64 -r 10|ms|^Wokeup|1
 requeue -t 64|requeue -t 64|requeue -P -n 64 -r 10|ms|^Requeued|1
 wake-parallel -t 64 -w 2|wake-parallel -t 64 -w 2|wake-parallel -P -n 64 -w 2 -r 10|ms|^Avg per-thread|1"

@@ -24,7 +24,8 @@
  *              broadcast rounds; -v wakeall (FUTEX_WAKE all) or -v requeue
  *              (wake one, CMP_REQUEUE the rest onto the mutex); rounds/s
  * Common: -d MS time budget (default 200).
- * -P: perf's method for wake, requeue and wake-parallel, to check pfbench
+ * -P: perf's method for hash (workers pinned round-robin, the multiplexer
+ *     with -m), wake, requeue and wake-parallel, to check pfbench
  *     against `perf bench futex` (bench/perf-check.sh): per run, fresh
  *     waiters pinned round-robin to the CPUs, a 100 ms settle, the
  *     multiplexer pfutex() as perf calls futex(2), -w W per call (wake:
@@ -88,6 +89,18 @@ spawn(pthread_t *t, void *(*fn)(void *), void *arg)
   }
 }
 
+static void
+pin_self(int cpu)
+{
+  cpu_set_t set;
+  if (cpu < 0)
+    return;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  if ((errno = pthread_setaffinity_np(pthread_self(), sizeof set, &set)) != 0)
+    die("pthread_setaffinity_np");
+}
+
 static int
 cmp_double(const void *a, const void *b)
 {
@@ -105,6 +118,7 @@ median(double *v, int n)
 /* ---- hash and wake-none: T spinning threads, clock-bounded ------------- */
 struct worker {
   pthread_t tid;
+  int cpu;                  /* -P: pinned round-robin, as perf does; else -1 */
   uint32_t *words;
   unsigned long ops;
   char pad[CACHELINE];
@@ -114,30 +128,39 @@ static pthread_barrier_t start_barrier;
 static double deadline;
 static int is_hash;
 
+/* One loop per mode, so the loop itself costs a few instructions a call:
+ * under emulation the call costs little more than that. */
 static void *
 spin_worker(void *arg)
 {
   struct worker *w = arg;
+  uint32_t *const words = w->words;
+  const int nf = is_hash ? opt_futexes : 1024, mux = opt_mux, hash = is_hash;
   unsigned long ops = 0;
-  int i, nf = is_hash ? opt_futexes : 1;
+  int i;
+  pin_self(w->cpu);
   pthread_barrier_wait(&start_barrier);
-  for (;;) {
-    for (i = 0; i < nf; i++) {
-      if (is_hash) {
-        if ((opt_mux ? pfutex(&w->words[i * 4], FUTEX_WAIT_PRIVATE, 1234, NULL, NULL, 0)
-                     : pfutex_wait(&w->words[i * 4], 1234, ANY, PRIV, NULL, 0)) == 0
+  do {
+    if (hash && !mux) {
+      for (i = 0; i < nf; i++)
+        if (pfutex_wait(&words[i * 4], 1234, ANY, PRIV, NULL, 0) != -1 || errno != EAGAIN)
+          die("hash: wait did not fail with EAGAIN");
+    } else if (hash) {
+      for (i = 0; i < nf; i++)
+        if (pfutex(&words[i * 4], FUTEX_WAIT_PRIVATE, 1234, NULL, NULL, 0) != -1
             || errno != EAGAIN)
           die("hash: wait did not fail with EAGAIN");
-      } else if ((opt_mux ? pfutex(&w->words[0], FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0)
-                          : pfutex_wake(&w->words[0], ANY, 1, PRIV)) != 0) {
-        die("wake-none: woke someone");
-      }
+    } else if (!mux) {
+      for (i = 0; i < nf; i++)
+        if (pfutex_wake(&words[0], ANY, 1, PRIV) != 0)
+          die("wake-none: woke someone");
+    } else {
+      for (i = 0; i < nf; i++)
+        if (pfutex(&words[0], FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0) != 0)
+          die("wake-none: woke someone");
     }
     ops += nf;
-    if (is_hash || (ops & 1023) == 0)
-      if (now() >= deadline)
-        break;
-  }
+  } while (now() < deadline);
   w->ops = ops;
   return NULL;
 }
@@ -146,6 +169,7 @@ static void
 run_spin(const char *workload)
 {
   int t, T = opt_threads > 0 ? opt_threads : (is_hash ? 2 : 1);
+  int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN) > 0 ? (int)sysconf(_SC_NPROCESSORS_ONLN) : 1;
   struct worker *w = calloc(T, sizeof *w);
   unsigned long total = 0;
   double t0, t1;
@@ -154,6 +178,7 @@ run_spin(const char *workload)
     /* words spaced 4 apart: distinct, several per cache line, per thread */
     w[t].words = aligned_alloc(CACHELINE, ((size_t)opt_futexes * 4 + 16) * 4);
     memset(w[t].words, 0, ((size_t)opt_futexes * 4 + 16) * 4);
+    w[t].cpu = opt_perf ? t % ncpu : -1;
     spawn(&w[t].tid, spin_worker, &w[t]);
   }
   t0 = now();
@@ -533,18 +558,6 @@ await_turn(uint32_t *ball, uint32_t turn)
     return;
   while ((v = __atomic_load_n(ball, __ATOMIC_SEQ_CST)) != turn)
     pfutex_wait(ball, v, ANY, PRIV, NULL, 0);
-}
-
-static void
-pin_self(int cpu)
-{
-  cpu_set_t set;
-  if (cpu < 0)
-    return;
-  CPU_ZERO(&set);
-  CPU_SET(cpu, &set);
-  if ((errno = pthread_setaffinity_np(pthread_self(), sizeof set, &set)) != 0)
-    die("pthread_setaffinity_np");
 }
 
 static void *
