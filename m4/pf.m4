@@ -51,7 +51,8 @@ On Debian or Ubuntu install it with: apt-get install libatomic-ops-dev
   m4_define([pf_ao_prog], [AC_LANG_PROGRAM([[#include <atomic_ops.h>
 #if !defined(AO_HAVE_compare_and_swap_full) || !defined(AO_HAVE_fetch_and_add_full) \
  || !defined(AO_HAVE_nop_full) || !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release) \
- || !defined(AO_HAVE_int_compare_and_swap_full) || !defined(AO_HAVE_int_load)
+ || !defined(AO_HAVE_int_compare_and_swap_full) || !defined(AO_HAVE_int_load) \
+ || !defined(AO_HAVE_int_load_acquire)
 # error missing primitive
 #endif
 volatile AO_t x; volatile unsigned y;]], [[AO_compare_and_swap_full(&x, 0, 1); AO_fetch_and_add_full(&x, 1);

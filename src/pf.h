@@ -141,25 +141,33 @@ int pf_wakeop_compare(uint32_t encoded, uint32_t oldval);
  * out of range or in the first page: EFAULT wherever memory would be read
  * or written, or a shared key built.  Other unmapped pointers cannot be told
  * without a system call; under emulation they are the caller's bug. */
-/* User space ends below 2^47 on x86_64 (4-level paging) and 2^48 on
- * aarch64; a 32-bit process on a 64-bit kernel owns all but the top page. */
+/* The kernel's range check on a futex address (access_ok), as Linux 6.18
+ * makes it: on x86_64 an address up to TASK_SIZE_MAX (2^47 - 4096) itself
+ * passes (older kernels stopped one word short); aarch64 ends at 2^48; a
+ * 32-bit process on a 64-bit kernel passes with any address.  Memory can
+ * be read only below the guard page under TASK_SIZE_MAX (x86_64) or the
+ * top page (32-bit), and never in the first page. */
+#if defined(__x86_64__) && !defined(__ILP32__)
+# define PF_ADDR_RANGE_END    (((uintptr_t)1 << 47) - 4096)
+# define PF_ADDR_READABLE_END (((uintptr_t)1 << 47) - 4096 - 4)
+#elif defined(__aarch64__) && !defined(__ILP32__)
+# define PF_ADDR_RANGE_END    (((uintptr_t)1 << 48) - 4)
+# define PF_ADDR_READABLE_END (((uintptr_t)1 << 48) - 4)
+#else
+# define PF_ADDR_RANGE_END    UINTPTR_MAX
+# define PF_ADDR_READABLE_END (UINTPTR_MAX - 4096)
+#endif
+
 static inline int
 pf_addr_out_of_range(const void *p)
 {
-  uintptr_t a = (uintptr_t)p;
-#if defined(__x86_64__) && !defined(__ILP32__)
-  return a > (((uintptr_t)1 << 47) - 4096 - 4);
-#elif defined(__aarch64__) && !defined(__ILP32__)
-  return a > (((uintptr_t)1 << 48) - 4);
-#else
-  return a > UINTPTR_MAX - 4096;
-#endif
+  return (uintptr_t)p > PF_ADDR_RANGE_END;
 }
 
 static inline int
 pf_addr_unreadable(const void *p)
 {
-  return (uintptr_t)p < 4096 || pf_addr_out_of_range(p);
+  return (uintptr_t)p < 4096 || (uintptr_t)p > PF_ADDR_READABLE_END;
 }
 #define PF_ALIGNED(p) ((((uintptr_t)(p)) & 3u) == 0)
 

@@ -19,7 +19,7 @@
 
 #if defined(__linux__) && defined(SYS_futex)
 
-enum addr { A_W0, A_W1, A_W2, A_NULL, A_MIS, A_UNMAP, A_RO };
+enum addr { A_W0, A_W1, A_W2, A_NULL, A_MIS, A_UNMAP, A_RO, A_TOP, A_PASTTOP };
 enum tmo { T_NULL, T_ZERO, T_PAST, T_NEGNS, T_BIGNS, T_NEGS, T_VAL2 };
 
 struct kcase {
@@ -84,6 +84,12 @@ static const struct kcase cases[] = {
   { "WAKE shared unmapped page", 1, A_UNMAP, 1, T_NULL, 0, A_W0, 0, { 0 } },
   { "WAKE shared read-only page", 1, A_RO, 1, T_NULL, 0, A_W0, 0, { 0 } },
   { "WAKE_PRIVATE misaligned", 1 | P, A_MIS, 1, T_NULL, 0, A_W0, 0, { 0 } },
+  { "WAKE_PRIVATE at the top of user space", 1 | P, A_TOP, 1, T_NULL, 0, A_W0, 0, { 0 } },
+  { "WAKE_PRIVATE past the top of user space", 1 | P, A_PASTTOP, 1, T_NULL, 0, A_W0, 0, { 0 } },
+  { "WAKE shared at the top of user space", 1, A_TOP, 1, T_NULL, 0, A_W0, 0, { 0 } },
+  { "WAIT_PRIVATE at the top of user space", 0 | P, A_TOP, 0, T_ZERO, 0, A_W0, 0, { 0 } },
+  { "REQUEUE_PRIVATE onto the top of user space", 3 | P, A_W0, 1, T_VAL2, 1, A_TOP, 0, { 0 } },
+  { "REQUEUE_PRIVATE onto past the top", 3 | P, A_W0, 1, T_VAL2, 1, A_PASTTOP, 0, { 0 } },
   { "WAKE_PRIVATE|CLOCK_REALTIME", 1 | P | RT, A_W0, 1, T_NULL, 0, A_W0, 0, { 0 } },
   { "WAKE_BITSET zero bitset", 10 | P, A_W0, 1, T_NULL, 0, A_W0, 0, { 0 } },
   { "WAKE_BITSET nobody", 10 | P, A_W0, 1, T_NULL, 0, A_W0, 1, { 0 } },
@@ -150,6 +156,16 @@ resolve(enum addr a, uint32_t *buf)
   case A_MIS: return (uint32_t *)(void *)((char *)&buf[2] + 1);
   case A_UNMAP: return unmapped;
   case A_RO: return ro_page;
+  /* The edge of user space: the last address the kernel's range check
+   * passes on x86_64 (TASK_SIZE_MAX), and the next word; in a 32-bit
+   * process, the top page's first and last words. */
+#if defined(__x86_64__) && !defined(__ILP32__)
+  case A_TOP: return (uint32_t *)(((uintptr_t)1 << 47) - 4096);
+  case A_PASTTOP: return (uint32_t *)(((uintptr_t)1 << 47) - 4092);
+#else
+  case A_TOP: return (uint32_t *)(UINTPTR_MAX - 4095);
+  case A_PASTTOP: return (uint32_t *)(UINTPTR_MAX - 3);
+#endif
   }
   return NULL;
 }
