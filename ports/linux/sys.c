@@ -20,11 +20,33 @@ struct pf_waitv {
   uint32_t reserved;
 };
 
+/* A system call's result as the kernel gives it: a count, or -errno.  On
+ * x86_64 the instruction itself (no libc wrapper setting errno for us to
+ * read back); elsewhere libc's syscall(). */
+#if defined(__x86_64__) && !defined(__ILP32__) && defined(__GNUC__)
+static inline long
+pf_sys6(long n, long a1, long a2, long a3, long a4, long a5, long a6)
+{
+  long ret;
+  register long r10 __asm__("r10") = a4;
+  register long r8 __asm__("r8") = a5;
+  register long r9 __asm__("r9") = a6;
+  __asm__ __volatile__("syscall"
+                       : "=a"(ret)
+                       : "a"(n), "D"(a1), "S"(a2), "d"(a3), "r"(r10), "r"(r8), "r"(r9)
+                       : "rcx", "r11", "memory");
+  return ret;
+}
+# define PF_SYS(n, a1, a2, a3, a4, a5, a6)                                             \
+  pf_sys6((long)(n), (long)(a1), (long)(a2), (long)(a3), (long)(a4), (long)(a5), (long)(a6))
+#else
 static long
 pf_sys_ret(long r)
 {
   return r == -1 ? -errno : r;
 }
+# define PF_SYS(n, a1, a2, a3, a4, a5, a6) pf_sys_ret(syscall((n), a1, a2, a3, a4, a5, a6))
+#endif
 
 #if SIZEOF_VOID_P == 4
 static pthread_once_t pf_sys_once = PTHREAD_ONCE_INIT;
@@ -78,7 +100,7 @@ pf_linux_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts,
       k.tv_nsec = ts->tv_nsec;
       slot = &k;
     }
-    return pf_sys_ret(syscall(PF_NR_futex_time64, uaddr, op, val, slot, uaddr2, val3));
+    return PF_SYS(PF_NR_futex_time64, uaddr, op, val, slot, uaddr2, val3);
   } else {
     /* The time32 call: clamp what a 32-bit time_t cannot hold. */
     struct { int32_t tv_sec; int32_t tv_nsec; } o;
@@ -88,11 +110,11 @@ pf_linux_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts,
       o.tv_nsec = (int32_t)ts->tv_nsec;
       slot = &o;
     }
-    return pf_sys_ret(syscall(SYS_futex, uaddr, op, val, slot, uaddr2, val3));
+    return PF_SYS(SYS_futex, uaddr, op, val, slot, uaddr2, val3);
   }
 #else
   const void *slot = ts ? (const void *)ts : (const void *)val2;
-  return pf_sys_ret(syscall(SYS_futex, uaddr, op, val, slot, uaddr2, val3));
+  return PF_SYS(SYS_futex, uaddr, op, val, slot, uaddr2, val3);
 #endif
 }
 
@@ -108,15 +130,14 @@ pf_linux_futex_wait2(uint32_t *uaddr, uint32_t val, uint32_t mask, unsigned int 
     kp = &k;
     clk = dl->clock == PFUTEX_CLOCK_REALTIME ? 0 : 1;
   }
-  return pf_sys_ret(syscall(PF_NR_futex_wait, uaddr, (unsigned long)val, (unsigned long)mask,
-                            flags | PF_FUTEX2_SIZE_U32, kp, clk));
+  return PF_SYS(PF_NR_futex_wait, uaddr, (unsigned long)val, (unsigned long)mask,
+                flags | PF_FUTEX2_SIZE_U32, kp, clk);
 }
 
 long
 pf_linux_futex_wake2(uint32_t *uaddr, uint32_t mask, int nr, unsigned int flags)
 {
-  return pf_sys_ret(syscall(PF_NR_futex_wake, uaddr, (unsigned long)mask, nr,
-                            flags | PF_FUTEX2_SIZE_U32));
+  return PF_SYS(PF_NR_futex_wake, uaddr, (unsigned long)mask, nr, flags | PF_FUTEX2_SIZE_U32, 0, 0);
 }
 
 long
@@ -132,5 +153,5 @@ pf_linux_futex_requeue2(uint32_t *uaddr, uint32_t val, uint32_t *uaddr2,
   w[1].uaddr = (uintptr_t)uaddr2;
   w[1].flags = flags | PF_FUTEX2_SIZE_U32;
   w[1].reserved = 0;
-  return pf_sys_ret(syscall(PF_NR_futex_requeue, w, 0, nr_wake, nr_requeue));
+  return PF_SYS(PF_NR_futex_requeue, w, 0, nr_wake, nr_requeue, 0, 0);
 }
