@@ -9,7 +9,7 @@
  * Timed parks use semtimedop where configure found it (re-armed with the
  * time left, so a CLOCK_REALTIME deadline follows clock changes at each
  * wakeup), else a portable path: IPC_NOWAIT polls with a sleep that grows
- * from 50us to 1ms.
+ * from 50us to 1ms, signals let in only during the sleep (pselect).
  *
  * Signals: semop is never restarted after a handler (SA_RESTART or not), but
  * futex(2) restarts an untimed wait under SA_RESTART.  On EINTR we cannot
@@ -29,6 +29,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/ipc.h>
+#include <sys/select.h>
 #include <sys/sem.h>
 #include <sys/types.h>
 #include <time.h>
@@ -215,26 +216,48 @@ pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
   }
 #else
   {
+    /* Signals stay blocked while this thread polls in user space and are
+     * let in only inside pselect, atomically with the nap: a handler that
+     * runs during the park always ends it with EINTR, as it ends a timed
+     * futex(2) wait, and never runs unnoticed between two naps.  The
+     * synchronous fault signals stay open (blocked, a fault would kill the
+     * process instead of reaching its handler). */
+    static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
     long nap = 50000;
+    sigset_t all, orig;
+    size_t i;
+    int ret;
+
+    sigfillset(&all);
+    for (i = 0; i < sizeof faults / sizeof faults[0]; i++)
+      sigdelset(&all, faults[i]);
+    pthread_sigmask(SIG_BLOCK, &all, &orig);
     op.sem_flg = IPC_NOWAIT;
     for (;;) {
       struct timespec left, ts;
-      int ret;
-      if (semop(p->id, &op, 1) == 0)
-        return 0;
-      if (errno != EAGAIN && errno != EINTR)
-        return -errno;
+      if (semop(p->id, &op, 1) == 0) {
+        ret = 0;
+        break;
+      }
+      if (errno != EAGAIN && errno != EINTR) {
+        ret = -errno;
+        break;
+      }
       if ((ret = pf_deadline_left(dl, &left)) < 0)
-        return ret;
+        break;
       ts.tv_sec = 0;
       ts.tv_nsec = nap;
       if (left.tv_sec == 0 && left.tv_nsec < nap)
         ts = left;
-      if (nanosleep(&ts, NULL) != 0 && errno == EINTR)
-        return semop(p->id, &op, 1) == 0 ? 0 : -EINTR;
+      if (pselect(0, NULL, NULL, NULL, &ts, &orig) != 0 && errno == EINTR) {
+        ret = semop(p->id, &op, 1) == 0 ? 0 : -EINTR;
+        break;
+      }
       if (nap < 1000000)
         nap *= 2;
     }
+    pthread_sigmask(SIG_SETMASK, &orig, NULL);
+    return ret;
   }
 #endif
 }
