@@ -94,12 +94,8 @@ int
 pfutex_wake(uint32_t *uaddr, uint32_t mask, int nr, unsigned int flags)
 {
 #ifdef PF_HAVE_EMU
-  struct pf_key key;
-  struct pf_bucket *b;
-
   if ((pf_backend_state() & PF_BE_EMU) && !(flags & ~PFUTEX_PRIVATE) && mask && nr > 0
-      && pf_key_make(uaddr, pf_req_flags(flags), &key) == 0
-      && pf_emu_nobody_waits(&key, &b))
+      && pf_emu_wake_idle(uaddr, pf_req_flags(flags)))
     return 0;
 #endif
   return pf_wake_req(uaddr, mask, nr, flags);

@@ -150,6 +150,17 @@ pf_emu_nobody_waits(const struct pf_key *k, struct pf_bucket **bp)
   return AO_load(&b->waiters) == 0;
 }
 
+/* The front ends' wake fast path (src/api.c, src/futex.c): 1 when a wake
+ * of uaddr (PF_F_* flags) passes the key checks and finds nobody waiting;
+ * 0 when the engine must decide (including every error). */
+static inline int
+pf_emu_wake_idle(uint32_t *uaddr, unsigned int flags)
+{
+  struct pf_key key;
+  struct pf_bucket *b;
+  return pf_key_make(uaddr, flags, &key) == 0 && pf_emu_nobody_waits(&key, &b);
+}
+
 void pf_bucket_lock(struct pf_bucket *b);
 void pf_bucket_unlock(struct pf_bucket *b);
 void pf_bucket_lock2(uintptr_t i1, uintptr_t i2);

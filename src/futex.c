@@ -125,13 +125,9 @@ pfutex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeout,
       errno = EAGAIN;
       return -1;
     }
-    if (cmd == PF_OP_WAKE) {
-      struct pf_key key;
-      struct pf_bucket *b;
-      if (pf_key_make(uaddr, (op & PF_OP_PRIVATE_FLAG) ? 0 : PF_F_SHARED, &key) == 0
-          && pf_emu_nobody_waits(&key, &b))
-        return 0;
-    }
+    if (cmd == PF_OP_WAKE
+        && pf_emu_wake_idle(uaddr, (op & PF_OP_PRIVATE_FLAG) ? 0 : PF_F_SHARED))
+      return 0;
   }
 #endif
   return pf_futex_req(uaddr, op, val, timeout, uaddr2, val3);
