@@ -47,17 +47,23 @@ pf_wait_req(uint32_t *uaddr, uint32_t val, uint32_t mask, unsigned int flags,
     return pf_fail(ENOSYS);
   if (PF_UNLIKELY(flags & ~PFUTEX_PRIVATE))
     return pf_fail(EINVAL);
-  if (deadline) {   /* Linux validates the timeout before anything about the word */
-    if ((ret = pf_deadline_from_abs(&dl, deadline, clockid)) < 0)
-      return pf_fail(-ret);
-    r.dl = &dl;
-  }
-  if (PF_UNLIKELY(!mask))
-    return pf_fail(EINVAL);
   r.uaddr = uaddr;
   r.val = val;
   r.mask = mask;
   r.flags = pf_req_flags(flags);
+  r.uts = deadline;
+  r.uts_kind = deadline ? PF_TS_ABS : PF_TS_NONE;
+  r.clock = clockid;
+  if (!(be->caps & PF_BE_KERNEL)) {
+    /* Linux validates the timeout (clock, pointer, values) before anything
+     * about the word; the kernel backend leaves all of it to the kernel. */
+    if ((ret = pf_req_deadline(&r, &dl)) < 0)
+      return pf_fail(-ret);
+    if (ret > 0)
+      r.dl = &dl;
+    if (PF_UNLIKELY(!mask))
+      return pf_fail(EINVAL);
+  }
   return pf_errno(be->wait(&r));
 }
 

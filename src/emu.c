@@ -12,6 +12,8 @@ pf_emu_init(const struct pf_port *port)
   pf_emu_port = port;
   if ((ret = port->init()) < 0)
     return ret;
+  if ((ret = pf_thread_init()) < 0)
+    return ret;
   return pf_table_init();
 }
 

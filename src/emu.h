@@ -5,22 +5,32 @@
 
 #include "pf.h"
 
+#include <signal.h>
+
 /* ---- The park port: the only thing an OS supplies ---------------------- */
 /* A port parks and unparks exactly one waiter; it knows nothing of futex
- * semantics.  Each waiter node embeds one parker.  Contract:
- *   prepare(p)   before the node is queued: arm p for one park/unpark pair.
+ * semantics.  Each waiter node embeds one parker, kept with the node for
+ * the life of the process (nodes live in per-thread records, src/thread.c).
+ * Contract:
+ *   prepare(p)   before the node is queued, with signals blocked: arm p for
+ *                one park/unpark pair, setting up the port's resources for
+ *                p the first time (0, or -ENOMEM when they are exhausted).
  *   park(p, dl)  sleep until unparked (0: the token is consumed), until the
  *                absolute deadline dl passes (-ETIMEDOUT; NULL: none), or a
- *                signal handler ran (-EINTR; a port may instead restart when
- *                Linux would).  Never returns 0 without a token.
+ *                signal handler ran (-EINTR).  A port never restarts its
+ *                sleep after a handler: the engine decides, re-checking the
+ *                futex word as Linux's restart does (wait.c (F)).  It may
+ *                return -EINTR spuriously; never 0 without a token.  Not a
+ *                cancellation point (futex(2) is not one), but interruptible
+ *                by asynchronous cancellation.
  *   unpark(p)    give p its token; called at most once per prepare.  Giving
- *                the token must be the port's last access to *p: the
- *                waiter may return (and its node vanish) right after. */
+ *                the token must be the port's last access to *p. */
 struct pf_parker {
   unsigned int word;     /* 0 armed, 1 token given (futex port: the futex word;
                             sysv: release/acquire pair around the semaphore) */
   int id;                /* sysv port: semaphore set id */
   int num;               /* sysv port: semaphore number in the set */
+  unsigned int gen;      /* sysv port: the port generation p was set up in (0: never) */
 };
 
 struct pf_port {
@@ -54,14 +64,22 @@ pf_key_eq(const struct pf_key *a, const struct pf_key *b)
 
 /* ---- Waiter nodes ------------------------------------------------------ */
 /* state transitions (the only ones):
+ *   IDLE -> QUEUED     the waiter, under the bucket lock, as it queues
  *   QUEUED -> WAKING   a waker, under the bucket lock, as it unlinks the node;
  *                      after unlocking it gives the port's token, its last
  *                      touch of the node (wait.c (D))
+ *   QUEUED -> DETACHED a pfutex call made by a signal handler on the waiter's
+ *                      own thread, under the bucket lock: the kernel takes a
+ *                      waiter off its queue while it runs a handler; the
+ *                      detacher gives the token itself (wait.c (G))
  *   QUEUED -> GONE     the waiter itself, under the bucket lock (timeout,
- *                      signal): it unlinked itself
- * A waiter returns only once GONE, or WAKING with the token in hand, so no
- * queue ever holds a dead node and no waker touches one. */
-enum { PF_W_QUEUED = 1, PF_W_WAKING, PF_W_GONE };
+ *                      signal, cancellation, or the repair of an abandoned
+ *                      wait): it unlinked itself
+ *   WAKING, DETACHED -> IDLE   the waiter (or the repair), once it holds
+ *                      the token; GONE -> IDLE the same, at once
+ * A node leaves IDLE only in its own thread's wait, so no queue ever holds
+ * a node whose wait is over, and no waker touches one. */
+enum { PF_W_IDLE = 0, PF_W_QUEUED, PF_W_WAKING, PF_W_DETACHED, PF_W_GONE };
 
 struct pf_waiter {
   struct pf_waiter *next, *prev;   /* bucket queue links; bucket lock */
@@ -71,8 +89,68 @@ struct pf_waiter {
                                       written under that bucket's lock (requeue: both) */
   AO_t state;                      /* PF_W_*, see the transition table */
   struct pf_waiter *wake_next;     /* the waker's private list once unlinked */
+  uintptr_t frame;                 /* the owning wait's stack frame (thread.c) */
   struct pf_parker park;           /* the port's */
 };
+
+/* ---- Threads (src/thread.c) -------------------------------------------- */
+/* Each thread that waits owns a record holding its waiter nodes, one per
+ * nesting level (a wait inside a signal handler that interrupted a wait),
+ * so a node never lives on a stack a longjmp or a cancellation may free.
+ * Records come from a pool (mmap'd, never returned to the system) and are
+ * recycled with their parkers when their thread is gone. */
+#define PF_NEST_MAX 8
+struct pf_thread {
+  struct pf_thread *next;          /* pool links (all records / free list) */
+  struct pf_thread *next_free;
+  unsigned int depth;              /* waits in progress: nodes[0..depth); owner only */
+  int ephemeral;                   /* taken after the thread's key destructor ran:
+                                      back to the pool when depth returns to 0 */
+  struct pf_waiter nodes[PF_NEST_MAX];
+};
+
+/* Critical sections: every region that holds a bucket lock, and a waker's
+ * unparks, run with all signals blocked and cancellation disabled, so a
+ * handler (or an asynchronous cancellation) never finds its own thread
+ * holding a lock, nor a woken waiter without its token.  Two system calls
+ * (the signal mask) per slow-path operation; the fast paths take none. */
+struct pf_crit {
+  sigset_t mask;
+  int cancel;
+};
+void pf_crit_enter(struct pf_crit *c);
+void pf_crit_exit(struct pf_crit *c);
+
+/* The calling thread's record, taking one from the pool (NULL: -ENOMEM).
+ * Inside a critical section. */
+struct pf_thread *pf_self_get(void);
+/* The calling thread's record or NULL, without taking one. */
+struct pf_thread *pf_self_peek(void);
+/* At the start of every slow path, inside the critical section: waits of
+ * this thread that are still in progress are either interrupted by the
+ * signal handler making this call (detach them, (G)) or were left by a
+ * siglongjmp (repair them).  `frame` is the caller's frame address. */
+void pf_self_enter(uintptr_t frame);
+static inline void
+pf_self_enter_fast(uintptr_t frame)
+{
+  struct pf_thread *t = pf_self_peek();
+  if (PF_UNLIKELY(t && t->depth))
+    pf_self_enter(frame);
+}
+/* End the wait at the top of t (w): back to IDLE, release an ephemeral
+ * record. */
+void pf_self_pop(struct pf_thread *t, struct pf_waiter *w);
+/* Take w off whatever it is on and collect any token due to it; w's wait
+ * is over (cancellation, longjmp, thread exit).  Critical section held. */
+void pf_waiter_abandon(struct pf_waiter *w);
+int pf_thread_init(void);
+
+/* Would Linux restart an untimed wait after the handler that just ran?
+ * (SA_RESTART).  The port cannot say which signal it was: 1 when every
+ * handler that could have run (signals not blocked in this thread, fault
+ * signals excepted) has SA_RESTART, else 0. */
+int pf_sig_restartable(void);
 
 /* ---- Buckets and the table --------------------------------------------- */
 #define PF_CACHELINE 64
@@ -168,11 +246,14 @@ void pf_bucket_unlock2(uintptr_t i1, uintptr_t i2);
 
 void pf_queue_append_locked(struct pf_bucket *b, struct pf_waiter *w);
 void pf_queue_unlink_locked(struct pf_bucket *b, struct pf_waiter *w);
+/* (E)/(G): take w off the bucket it is on now if still QUEUED, setting
+ * `to` (GONE or DETACHED); 1 if it did, 0 if w had left already. */
+int pf_waiter_dequeue(struct pf_waiter *w, AO_t to);
 /* Unlink up to nr waiters matching key and mask, mark them WAKING and chain
  * them (FIFO) onto *list; returns how many. */
 int pf_queue_wake_locked(struct pf_bucket *b, const struct pf_key *k, uint32_t mask, int nr,
                          struct pf_waiter ***tailp);
-/* After unlocking: unpark each, then publish WOKEN (the last touch). */
+/* After unlocking: unpark each (the token is the last touch). */
 void pf_wake_list(struct pf_waiter *list);
 
 static inline uint32_t

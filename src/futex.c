@@ -10,6 +10,10 @@
  *   3. per op: zero bitset EINVAL, negative requeue counts EINVAL, then the
  *      addresses (alignment EINVAL, faults EFAULT: the backend's job, since
  *      only it knows which memory it touches).
+ * The timeout pointer itself is untrusted: it is copied in with
+ * pf_req_deadline (EFAULT, never a signal).  A backend with a raw hook (the
+ * native one) takes the supported ops undecoded and the kernel makes every
+ * check itself.
  * Legacy quirks kept: WAKE/WAKE_OP with a count <= 0 wake one (the kernel's
  * loop counts before it compares), REQUEUE and CMP_REQUEUE return woken +
  * requeued, val2 travels in the timeout slot.
@@ -20,10 +24,10 @@
 #endif
 
 static long
-pf_errno(int r)
+pf_errno(long r)
 {
   if (r < 0) {
-    errno = -r;
+    errno = (int)-r;
     return -1;
   }
   return r;
@@ -50,18 +54,19 @@ pf_futex_req(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeo
 
   if (!be)
     return pf_errno(-ENOSYS);
+  if (be->raw && cmd <= PF_OP_WAKE_BITSET && cmd != PF_OP_FD && cmd != PF_OP_LOCK_PI
+      && cmd != PF_OP_UNLOCK_PI && cmd != PF_OP_TRYLOCK_PI)
+    return pf_errno(be->raw(uaddr, op, val, timeout, uaddr2, val3));
   r.flags = PF_F_LEGACY | ((op & PF_OP_PRIVATE_FLAG) ? 0 : PF_F_SHARED);
   r.uaddr = uaddr;
   r.uaddr2 = uaddr2;
 
   if (timeout && (cmd == PF_OP_WAIT || cmd == PF_OP_WAIT_BITSET || cmd == PF_OP_LOCK_PI
                   || cmd == PF_OP_LOCK_PI2 || cmd == PF_OP_WAIT_REQUEUE_PI)) {
-    if (cmd == PF_OP_WAIT)
-      ret = pf_deadline_from_rel(&dl, timeout);
-    else
-      ret = pf_deadline_from_abs(&dl, timeout, realtime ? PFUTEX_CLOCK_REALTIME
-                                                        : PFUTEX_CLOCK_MONOTONIC);
-    if (ret < 0)
+    r.uts = timeout;
+    r.uts_kind = cmd == PF_OP_WAIT ? PF_TS_REL : PF_TS_ABS;
+    r.clock = realtime ? PFUTEX_CLOCK_REALTIME : PFUTEX_CLOCK_MONOTONIC;
+    if ((ret = pf_req_deadline(&r, &dl)) < 0)
       return pf_errno(ret);
     r.dl = &dl;
   }

@@ -58,6 +58,11 @@ struct pf_deadline {
 int pf_timespec_valid(const struct timespec *ts);
 int pf_deadline_from_rel(struct pf_deadline *dl, const struct timespec *rel);
 int pf_deadline_from_abs(struct pf_deadline *dl, const struct timespec *abs, int clock);
+/* The caller's timeout pointer is untrusted: the front ends never
+ * dereference it.  The native backend hands it to the kernel (which answers
+ * EFAULT for a bad pointer); everyone else copies it in with
+ * pf_os_copy_in (src/os.h), which answers EFAULT instead of faulting. */
+int pf_timespec_copy_in(struct timespec *dst, const struct timespec *user);
 int pf_clock_now(int clock, struct timespec *now);
 /* Time left until dl: 0 and *left, or -ETIMEDOUT when passed. */
 int pf_deadline_left(const struct pf_deadline *dl, struct timespec *left);
@@ -79,8 +84,19 @@ struct pf_req {
   int nr;                        /* wake, requeue, wake_op: nr_wake */
   int nr2;                       /* requeue: nr_requeue; wake_op: nr_wake2 */
   unsigned int flags;            /* PF_F_* */
-  const struct pf_deadline *dl;  /* wait: NULL for none */
+  /* wait: the caller's timeout, not yet read (see pf_timespec_copy_in) */
+  const struct timespec *uts;    /* NULL for none */
+  int uts_kind;                  /* PF_TS_REL (legacy FUTEX_WAIT) or PF_TS_ABS */
+  int clock;                     /* PF_TS_ABS: PFUTEX_CLOCK_* as given (checked late) */
+  const struct pf_deadline *dl;  /* wait: the timeout read and checked by the front
+                                    end (pf_req_deadline), for backends without
+                                    PF_BE_KERNEL; NULL for none */
 };
+enum { PF_TS_NONE = 0, PF_TS_REL, PF_TS_ABS };
+/* Read and validate r's timeout: 1 and *dl set, 0 for none, or -EFAULT /
+ * -EINVAL, in the kernel's order (the pointer, then the values, then the
+ * clock). */
+int pf_req_deadline(const struct pf_req *r, struct pf_deadline *dl);
 
 /* ---- Backends (src/backend.c) ------------------------------------------ */
 struct pf_backend {
@@ -93,6 +109,10 @@ struct pf_backend {
   int (*wake)(const struct pf_req *r);
   int (*requeue)(const struct pf_req *r);
   int (*wake_op)(const struct pf_req *r);
+  /* Optional: the multiplexer's supported ops handed over undecoded (the
+   * native backend: the kernel then makes every check, in its own order). */
+  long (*raw)(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeout,
+              uint32_t *uaddr2, uint32_t val3);
   unsigned int caps;             /* PF_BE_* */
 };
 /* The backend is the emulation engine (src/emu.h): a front end may run the
@@ -100,6 +120,10 @@ struct pf_backend {
  * untimed wait (pf_wait_mismatch) and a wake with nobody waiting
  * (pf_emu_nobody_waits), each after the checks the engine makes first. */
 #define PF_BE_EMU 0x1u
+/* The backend checks a wait's timeout and mask itself, in the kernel's
+ * order (the native backend: the kernel does): the clean calls hand both
+ * over unchecked. */
+#define PF_BE_KERNEL 0x2u
 
 /* The active backend, NULL when PFUTEX_BACKEND named none (then -ENOSYS).
  * pf_backend_state: 0 before the selection, then PF_BE_SELECTED | the

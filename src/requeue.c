@@ -7,7 +7,9 @@
 int
 pf_emu_requeue(const struct pf_req *r)
 {
+  volatile char here = 0;
   struct pf_waiter *list = NULL, **tail = &list, *w, *next;
+  struct pf_crit c;
   struct pf_key k1, k2;
   struct pf_bucket *b1, *b2;
   uintptr_t i1, i2;
@@ -24,6 +26,10 @@ pf_emu_requeue(const struct pf_req *r)
   b1 = &pf_table.buckets[i1];
   b2 = &pf_table.buckets[i2];
 
+  if ((r->flags & PF_F_CMP))
+    (void)pf_word_load(r->uaddr);   /* a fault here, not under the locks */
+  pf_crit_enter(&c);                                    /* (G) in wait.c */
+  pf_self_enter_fast((uintptr_t)&here);
   AO_fetch_and_add1_full(&b2->waiters);                 /* (C) in wait.c */
   pf_bucket_lock2(i1, i2);
   if ((r->flags & PF_F_CMP) && pf_word_load(r->uaddr) != r->val) {
@@ -59,5 +65,6 @@ out_unlock:
   pf_bucket_unlock2(i1, i2);
   AO_fetch_and_sub1(&b2->waiters);
   pf_wake_list(list);
+  pf_crit_exit(&c);
   return ret;
 }

@@ -133,6 +133,30 @@ pf_queue_unlink_locked(struct pf_bucket *b, struct pf_waiter *w)
 }
 
 int
+pf_waiter_dequeue(struct pf_waiter *w, AO_t to)
+{
+  for (;;) {
+    uintptr_t idx = AO_load_acquire(&w->bucket);
+    struct pf_bucket *b = &pf_table.buckets[idx];
+    int queued;
+
+    pf_bucket_lock(b);
+    if (AO_load(&w->bucket) != idx) {     /* requeued meanwhile: follow it */
+      pf_bucket_unlock(b);
+      continue;
+    }
+    queued = AO_load(&w->state) == PF_W_QUEUED;
+    if (queued) {
+      pf_queue_unlink_locked(b, w);
+      AO_fetch_and_sub1(&b->waiters);
+      AO_store(&w->state, to);
+    }
+    pf_bucket_unlock(b);
+    return queued;
+  }
+}
+
+int
 pf_queue_wake_locked(struct pf_bucket *b, const struct pf_key *k, uint32_t mask, int nr,
                      struct pf_waiter ***tailp)
 {

@@ -1,6 +1,6 @@
 /* time.c - timespec checks, deadlines and clocks: every timeout in pfutex is
  * an absolute deadline on a named clock, validated here once. */
-#include "pf.h"
+#include "os.h"
 
 #define PF_NSEC 1000000000L
 
@@ -81,4 +81,33 @@ pf_deadline_left(const struct pf_deadline *dl, struct timespec *left)
     left->tv_sec--;
   }
   return 0;
+}
+
+int
+pf_timespec_copy_in(struct timespec *dst, const struct timespec *user)
+{
+  return pf_os_copy_in(dst, user, sizeof *dst);
+}
+
+int
+pf_req_deadline(const struct pf_req *r, struct pf_deadline *dl)
+{
+  struct timespec ts;
+  int ret;
+
+  if (r->uts_kind == PF_TS_NONE || !r->uts)
+    return 0;
+  /* futex_wait(2): the clock, then the pointer, then the values. */
+  if (r->uts_kind == PF_TS_ABS && r->clock != PFUTEX_CLOCK_MONOTONIC
+      && r->clock != PFUTEX_CLOCK_REALTIME)
+    return -EINVAL;
+  if ((ret = pf_timespec_copy_in(&ts, r->uts)) < 0)
+    return ret;
+  if (r->uts_kind == PF_TS_REL)
+    ret = pf_deadline_from_rel(dl, &ts);
+  else if (!pf_timespec_valid(&ts))
+    ret = -EINVAL;
+  else
+    ret = pf_deadline_from_abs(dl, &ts, r->clock);
+  return ret < 0 ? ret : 1;
 }

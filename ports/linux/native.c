@@ -11,6 +11,7 @@
  *     any signal handler, while futex_wait(2) restarts under SA_RESTART.
  */
 #include "sys.h"
+#include "os.h"
 
 #include <string.h>
 
@@ -23,7 +24,7 @@ pf_native_futex2_works(void)
   uint32_t w = 0;
   if (pf_linux_futex_wake2(&w, ~0u, 0, PF_FUTEX2_PRIVATE) == -ENOSYS)
     return 0;
-  if (pf_linux_futex_wait2(&w, 1, ~0u, PF_FUTEX2_PRIVATE, NULL) == -ENOSYS)
+  if (pf_linux_futex_wait2(&w, 1, ~0u, PF_FUTEX2_PRIVATE, NULL, 1) == -ENOSYS)
     return 0;
   /* futex_requeue with a mismatching value: EAGAIN, no side effect. */
   if (pf_linux_futex_requeue2(&w, 1, &w, PF_FUTEX2_PRIVATE, 0, 0) == -ENOSYS)
@@ -70,16 +71,35 @@ pf_oldflags(const struct pf_req *r)
   return (r->flags & PF_F_SHARED) ? 0 : PF_OP_PRIVATE_FLAG;
 }
 
+/* The clean call: futex_wait(2) reads the caller's deadline itself (on
+ * 64-bit it has struct __kernel_timespec's layout); elsewhere, and on the
+ * old call, the deadline is copied in safely first (EFAULT, never a signal),
+ * in futex_wait(2)'s order: clock, pointer, values, then the mask. */
 static int
 pf_native_wait(const struct pf_req *r)
 {
-  int op;
-  if (pf_native_f2 && !(r->dl && (r->flags & PF_F_LEGACY)))
-    return (int)pf_linux_futex_wait2(r->uaddr, r->val, r->mask, pf_f2flags(r), r->dl);
+  struct pf_deadline dl;
+  int op, ret;
+#if SIZEOF_VOID_P == 8 && !defined(__ILP32__)
+  if (pf_native_f2)
+    return (int)pf_linux_futex_wait2(r->uaddr, r->val, r->mask, pf_f2flags(r), r->uts,
+                                     r->clock);   /* PFUTEX_CLOCK_* are Linux's numbers */
+#endif
+  if ((ret = pf_req_deadline(r, &dl)) < 0)
+    return ret;
+  if (pf_native_f2) {
+    struct { int64_t tv_sec, tv_nsec; } k;
+    if (ret > 0) {
+      k.tv_sec = dl.abs.tv_sec;
+      k.tv_nsec = dl.abs.tv_nsec;
+    }
+    return (int)pf_linux_futex_wait2(r->uaddr, r->val, r->mask, pf_f2flags(r),
+                                     ret > 0 ? &k : NULL, ret > 0 ? dl.clock : PFUTEX_CLOCK_MONOTONIC);
+  }
   op = PF_OP_WAIT_BITSET | pf_oldflags(r);
-  if (r->dl && r->dl->clock == PFUTEX_CLOCK_REALTIME)
+  if (ret > 0 && dl.clock == PFUTEX_CLOCK_REALTIME)
     op |= PF_OP_CLOCK_REALTIME;
-  return (int)pf_linux_futex(r->uaddr, op, r->val, r->dl ? &r->dl->abs : NULL, 0, NULL, r->mask);
+  return (int)pf_linux_futex(r->uaddr, op, r->val, ret > 0 ? &dl.abs : NULL, 0, NULL, r->mask);
 }
 
 /* The checks the kernel makes on a futex address before it has a key, for
@@ -142,8 +162,10 @@ pf_native_wake_op(const struct pf_req *r)
     return -EFAULT;
   if (!pf_wakeop_valid_op(r->wakeop))
     return -ENOSYS;
-  if (pf_addr_unreadable(r->uaddr2))
-    return -EFAULT;
+  /* The kernel's atomic op answers EFAULT for memory it cannot write; in
+   * user space a store would raise SIGSEGV: ask first (src/os.h). */
+  if ((ret = pf_os_probe_write(r->uaddr2)) < 0)
+    return ret;
   do
     old = AO_int_load((volatile unsigned int *)r->uaddr2);
   while (!AO_int_compare_and_swap_full((volatile unsigned int *)r->uaddr2, old,
@@ -163,4 +185,6 @@ const struct pf_backend pf_backend_linux = {
   .wake = pf_native_wake,
   .requeue = pf_native_requeue,
   .wake_op = pf_native_wake_op,
+  .raw = pf_linux_futex_raw,
+  .caps = PF_BE_KERNEL,
 };

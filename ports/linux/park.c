@@ -1,8 +1,8 @@
 /* park.c - the emulation's Linux park port: one private kernel futex per
  * waiter node (its parker word).  Knows nothing of futex semantics beyond
- * "sleep while this word is 0".  An untimed park restarts under SA_RESTART
- * and fails with EINTR otherwise; a timed park fails with EINTR after any
- * handler: the same rules as futex(2) itself. */
+ * "sleep while this word is 0".  Every park ends with EINTR after a signal
+ * handler (the engine decides about restarts); the raw system call is not
+ * a cancellation point, and asynchronous cancellation interrupts it. */
 #include "sys.h"
 #include "emu.h"
 
@@ -23,21 +23,29 @@ pf_fpark_prepare(struct pf_parker *p)
 static int
 pf_fpark_park(struct pf_parker *p, const struct pf_deadline *dl)
 {
+  /* An untimed park sleeps with a deadline too, one no machine reaches
+   * (2^31 s of CLOCK_MONOTONIC): the kernel restarts an untimed futex wait
+   * after an SA_RESTART handler without returning, but ends a timed one
+   * with EINTR after any handler, which is what the engine needs to
+   * re-check the futex word (wait.c (F)). */
+  static const struct timespec never = { 0x7fffffff, 0 };
   uint32_t *word = (uint32_t *)&p->word;
   for (;;) {
+    int op = PF_OP_WAIT_BITSET | PF_OP_PRIVATE_FLAG;
+    const struct timespec *abs = &never;
     long r;
     if (AO_int_load_acquire(&p->word))
       return 0;
     if (dl) {
-      int op = PF_OP_WAIT_BITSET | PF_OP_PRIVATE_FLAG;
+      abs = &dl->abs;
       if (dl->clock == PFUTEX_CLOCK_REALTIME)
         op |= PF_OP_CLOCK_REALTIME;
-      r = pf_linux_futex(word, op, 0, &dl->abs, 0, NULL, PFUTEX_BITSET_MATCH_ANY);
-    } else {
-      r = pf_linux_futex(word, PF_OP_WAIT | PF_OP_PRIVATE_FLAG, 0, NULL, 0, NULL, 0);
     }
-    if (r == -ETIMEDOUT || r == -EINTR)
-      return AO_int_load_acquire(&p->word) ? 0 : (int)r;
+    r = pf_linux_futex(word, op, 0, abs, 0, NULL, PFUTEX_BITSET_MATCH_ANY);
+    if (AO_int_load_acquire(&p->word))
+      return 0;
+    if (r == -EINTR || (r == -ETIMEDOUT && dl))
+      return (int)r;
   }
 }
 

@@ -120,18 +120,33 @@ pf_linux_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts,
 
 long
 pf_linux_futex_wait2(uint32_t *uaddr, uint32_t val, uint32_t mask, unsigned int flags,
-                     const struct pf_deadline *dl)
+                     const void *kts, int clockid)
 {
-  struct pf_kts k, *kp = NULL;
-  int clk = 1;   /* CLOCK_MONOTONIC */
-  if (dl) {
-    k.tv_sec = dl->abs.tv_sec;
-    k.tv_nsec = dl->abs.tv_nsec;
-    kp = &k;
-    clk = dl->clock == PFUTEX_CLOCK_REALTIME ? 0 : 1;
-  }
   return PF_SYS(PF_NR_futex_wait, uaddr, (unsigned long)val, (unsigned long)mask,
-                flags | PF_FUTEX2_SIZE_U32, kp, clk);
+                flags | PF_FUTEX2_SIZE_U32, kts, clockid);
+}
+
+long
+pf_linux_futex_raw(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeout,
+                   uint32_t *uaddr2, uint32_t val3)
+{
+#if SIZEOF_VOID_P == 4
+  const int cmd = op & ~(PF_OP_PRIVATE_FLAG | PF_OP_CLOCK_REALTIME);
+  if (pf_linux_sys_init() == PF_LINUX_OLD_TIME64) {
+    if (timeout && (cmd == PF_OP_WAIT || cmd == PF_OP_WAIT_BITSET)) {
+      struct timespec ts;
+      struct pf_kts k;
+      int ret = pf_timespec_copy_in(&ts, timeout);
+      if (ret < 0)
+        return ret;
+      k.tv_sec = ts.tv_sec;
+      k.tv_nsec = ts.tv_nsec;
+      return PF_SYS(PF_NR_futex_time64, uaddr, op, val, &k, uaddr2, val3);
+    }
+    return PF_SYS(PF_NR_futex_time64, uaddr, op, val, timeout, uaddr2, val3);
+  }
+#endif
+  return PF_SYS(SYS_futex, uaddr, op, val, timeout, uaddr2, val3);
 }
 
 long

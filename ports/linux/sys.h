@@ -26,8 +26,16 @@ void pf_linux_sys_force_time32(void);
  * instead when ts is NULL and val2 is nonzero. */
 long pf_linux_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts,
                     uintptr_t val2, uint32_t *uaddr2, uint32_t val3);
+/* The futex(2) call exactly as a caller made it: the timeout slot is
+ * passed on untouched (a pointer the kernel reads, or val2), except on
+ * 32-bit with futex_time64, where a timeout is copied in safely (EFAULT)
+ * and widened. */
+long pf_linux_futex_raw(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeout,
+                        uint32_t *uaddr2, uint32_t val3);
+/* futex_wait(2); kts is a struct __kernel_timespec the kernel reads (NULL:
+ * none), clockid Linux's (CLOCK_REALTIME 0, CLOCK_MONOTONIC 1). */
 long pf_linux_futex_wait2(uint32_t *uaddr, uint32_t val, uint32_t mask, unsigned int flags,
-                          const struct pf_deadline *dl);
+                          const void *kts, int clockid);
 long pf_linux_futex_wake2(uint32_t *uaddr, uint32_t mask, int nr, unsigned int flags);
 long pf_linux_futex_requeue2(uint32_t *uaddr, uint32_t val, uint32_t *uaddr2,
                              unsigned int flags, int nr_wake, int nr_requeue);

@@ -1,27 +1,36 @@
 /* park.c - the SysV semaphore park port: the fallback for any POSIX system.
  *
- * Each thread owns one semaphore (a slot in a set of PF_SYSV_SET_SIZE),
- * taken from a static pool at its first wait and returned when it exits;
- * unpark posts 1 to it, park takes 1.  The engine's protocol (wait.c (D))
- * guarantees exactly one post per park that is woken, and that the waiter
- * consumes it, so no token is ever left over for a later wait.
+ * Each parker (one per waiter node of a thread record, src/thread.c) owns
+ * one semaphore, taken from this process's sets the first time the parker
+ * is armed and kept for the life of the process: records are recycled with
+ * their parkers, so no semaphore ever changes hands between two threads
+ * that might both still wait (a thread's last key destructor may wait), and
+ * nested waits (a handler waiting inside a wait) each have their own.
+ * unpark posts 1, park takes 1.  The engine's protocol guarantees exactly
+ * one post per token and that the token is consumed, so a semaphore is
+ * always 0 between waits.
  *
  * Timed parks use semtimedop where configure found it (re-armed with the
  * time left, so a CLOCK_REALTIME deadline follows clock changes at each
  * wakeup), else a portable path: IPC_NOWAIT polls with a sleep that grows
  * from 50us to 1ms, signals let in only during the sleep (pselect).
  *
- * Signals: semop is never restarted after a handler (SA_RESTART or not), but
- * futex(2) restarts an untimed wait under SA_RESTART.  On EINTR we cannot
- * ask which signal ran, so an untimed park restarts when every installed
- * handler has SA_RESTART and fails with EINTR otherwise (handlers of fault
- * signals, which cannot interrupt a sleeping thread, are not counted):
- * exact whenever the process's handlers agree, a possible early EINTR when
- * they are mixed.
+ * Signals: semop ends with EINTR after any handler; so does park (the
+ * engine decides about restarts, wait.c (F)).
  *
- * Sets are removed at exit (atexit) by the process that made them.  A
- * process killed by a signal leaks its sets (ipcs shows them); the shared
- * regions issue adds reclamation.  fork(): the child makes its own sets.
+ * Lifetime of the sets.  Nothing is removed while the process runs, nor at
+ * exit (an atexit handler would pull them from under threads still waiting,
+ * and from later atexit handlers): a process's sets are removed by the next
+ * process that starts this port, once their creator is gone, whatever the
+ * route (exit, _exit, exec, abort, SIGKILL).  Each set carries a tag after
+ * its parkers (semaphore values: a magic, the creator's pid in two halves),
+ * so a scan (Linux: SEM_INFO/SEM_STAT) can find pfutex's sets and test
+ * their creator with kill(pid, 0).  Sets of a pid that is alive again (pid
+ * reuse, another pid namespace) stay until it dies.  By hand: `ipcrm`
+ * (README).  A fork child makes sets of its own.
+ *
+ * Exhaustion (the system's limits, or this port's own PF_SYSV_MAX_SETS) is
+ * ENOMEM, never EAGAIN.
  */
 #include "emu.h"
 
@@ -35,141 +44,173 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PF_SYSV_SET_SIZE 32     /* below every system's default SEMMSL */
-#define PF_SYSV_MAX_SETS 512    /* 16384 concurrent threads */
-#define PF_SYSV_NSLOTS (PF_SYSV_SET_SIZE * PF_SYSV_MAX_SETS)
+#define PF_SYSV_SET_SIZE 32             /* parkers per set */
+#define PF_SYSV_TAG_MAGIC 0x5046        /* "PF"; semaphore values stop at 32767 */
+#define PF_SYSV_NSEMS (PF_SYSV_SET_SIZE + 3)   /* + magic, pid low 15 bits, pid high bits */
+#define PF_SYSV_MAX_SETS 512            /* 16384 parkers */
 
-static pthread_mutex_t pf_sysv_mu = PTHREAD_MUTEX_INITIALIZER;
-static int pf_sysv_ids[PF_SYSV_MAX_SETS];       /* pf_sysv_mu */
-static pid_t pf_sysv_owner;                     /* pid that made the sets; pf_sysv_mu */
-static int pf_sysv_nsets;                       /* pf_sysv_mu */
-static int pf_sysv_free[PF_SYSV_NSLOTS];        /* stack of free slots; pf_sysv_mu */
-static int pf_sysv_nfree;                       /* pf_sysv_mu */
+/* The number of sets this process may make (<= PF_SYSV_MAX_SETS); white-box
+ * tests lower it to reach the library's own limit. */
+int pf_sysv_max_sets = PF_SYSV_MAX_SETS;
+
+/* Taken only inside the engine's critical sections (signals blocked), so a
+ * handler never meets it held; never held across anything but semget. */
+static AO_t pf_sysv_lock;
+static int pf_sysv_ids[PF_SYSV_MAX_SETS];       /* pf_sysv_lock */
+static int pf_sysv_nsets;                       /* pf_sysv_lock */
+static int pf_sysv_used;                        /* parkers handed out in the last set */
 static unsigned int pf_sysv_gen = 1;            /* bumped in a fork child */
-static pthread_key_t pf_sysv_key;
 
-static __thread int pf_sysv_slot = -1;
-static __thread unsigned int pf_sysv_slot_gen;
+#ifndef _SEM_SEMUN_UNDEFINED
+# if defined(__linux__) || defined(__GLIBC__)
+#  define _SEM_SEMUN_UNDEFINED 1
+# endif
+#endif
+#ifdef _SEM_SEMUN_UNDEFINED
+union semun {
+  int val;
+  struct semid_ds *buf;
+  unsigned short *array;
+};
+#endif
 
 static void
-pf_sysv_cleanup(void)
+pf_sysv_lock_take(void)
 {
-  int i;
-  pthread_mutex_lock(&pf_sysv_mu);
-  if (pf_sysv_owner == getpid())
-    for (i = 0; i < pf_sysv_nsets; i++)
-      semctl(pf_sysv_ids[i], 0, IPC_RMID);
-  pf_sysv_nsets = 0;
-  pf_sysv_nfree = 0;
-  pthread_mutex_unlock(&pf_sysv_mu);
+  unsigned int spins = 0;
+  while (AO_load(&pf_sysv_lock) != 0 || !AO_compare_and_swap_acquire(&pf_sysv_lock, 0, 1))
+    pf_cpu_relax(&spins);
 }
 
 static void
-pf_sysv_thread_exit(void *v)
+pf_sysv_lock_drop(void)
 {
-  int slot = (int)(intptr_t)v - 1;
-  if (slot < 0 || pf_sysv_slot_gen != pf_sysv_gen)
-    return;
-  pthread_mutex_lock(&pf_sysv_mu);
-  pf_sysv_free[pf_sysv_nfree++] = slot;
-  pthread_mutex_unlock(&pf_sysv_mu);
+  AO_store_release(&pf_sysv_lock, 0);
 }
 
+/* Remove the sets of processes that are gone.  At init, any set tagged
+ * with our own pid was left by an earlier image of this process (exec). */
 static void
-pf_sysv_atfork_prepare(void)
+pf_sysv_reclaim(int at_init)
 {
-  pthread_mutex_lock(&pf_sysv_mu);
+#if defined(SEM_INFO) && defined(SEM_STAT)
+  struct seminfo si;
+  union semun arg;
+  int maxidx, i, j, saved = errno;
+  pid_t self = getpid();
+
+  arg.buf = (struct semid_ds *)(void *)&si;
+  if ((maxidx = semctl(0, 0, SEM_INFO, arg)) < 0)
+    goto out;
+  for (i = 0; i <= maxidx; i++) {
+    struct semid_ds ds;
+    int id, v0, v1, v2, mine = 0;
+    pid_t pid;
+    arg.buf = &ds;
+    if ((id = semctl(i, 0, SEM_STAT, arg)) < 0 || ds.sem_nsems != PF_SYSV_NSEMS)
+      continue;
+    if ((v0 = semctl(id, PF_SYSV_SET_SIZE, GETVAL)) != PF_SYSV_TAG_MAGIC
+        || (v1 = semctl(id, PF_SYSV_SET_SIZE + 1, GETVAL)) < 0
+        || (v2 = semctl(id, PF_SYSV_SET_SIZE + 2, GETVAL)) < 0)
+      continue;
+    pid = (pid_t)(v1 | (v2 << 15));
+    if (pid == self) {
+      for (j = 0; j < pf_sysv_nsets; j++)
+        mine |= pf_sysv_ids[j] == id;
+      if (mine || !at_init)
+        continue;
+    } else if (pid <= 0 || kill(pid, 0) == 0 || errno != ESRCH) {
+      continue;
+    }
+    semctl(id, 0, IPC_RMID);
+  }
+out:
+  errno = saved;
+#else
+  (void)at_init;
+#endif
 }
 
-static void
-pf_sysv_atfork_parent(void)
+static int
+pf_sysv_set_new(void)
 {
-  pthread_mutex_unlock(&pf_sysv_mu);
+  unsigned short vals[PF_SYSV_NSEMS] = { 0 };
+  union semun arg;
+  pid_t pid = getpid();
+  int id, tries;
+
+  for (tries = 0; tries < 2; tries++) {
+    if ((id = semget(IPC_PRIVATE, PF_SYSV_NSEMS, IPC_CREAT | 0600)) >= 0)
+      break;
+    if (tries == 0 && (errno == ENOSPC || errno == ENOMEM))
+      pf_sysv_reclaim(0);     /* the system's limit: dead processes' sets first */
+  }
+  if (id < 0)
+    return -ENOMEM;
+  vals[PF_SYSV_SET_SIZE] = PF_SYSV_TAG_MAGIC;
+  vals[PF_SYSV_SET_SIZE + 1] = (unsigned short)(pid & 0x7fff);
+  vals[PF_SYSV_SET_SIZE + 2] = (unsigned short)((pid >> 15) & 0x7fff);
+  arg.array = vals;
+  if (semctl(id, 0, SETALL, arg) != 0) {
+    semctl(id, 0, IPC_RMID);
+    return -ENOMEM;
+  }
+  return id;
 }
 
 static void
 pf_sysv_atfork_child(void)
 {
-  /* The parent's sets stay the parent's. */
+  /* The parent's sets stay the parent's: every parker sets up anew. */
+  pf_sysv_lock = 0;
   pf_sysv_nsets = 0;
-  pf_sysv_nfree = 0;
-  pf_sysv_owner = getpid();
+  pf_sysv_used = PF_SYSV_SET_SIZE;
   pf_sysv_gen++;
-  pthread_mutex_unlock(&pf_sysv_mu);
 }
 
 static int
 pf_sysv_init(void)
 {
-  if (pthread_key_create(&pf_sysv_key, pf_sysv_thread_exit) != 0)
-    return -EAGAIN;
-  if (pthread_atfork(pf_sysv_atfork_prepare, pf_sysv_atfork_parent, pf_sysv_atfork_child) != 0)
+  if (pthread_atfork(NULL, NULL, pf_sysv_atfork_child) != 0)
     return -ENOMEM;
-  pf_sysv_owner = getpid();
-  atexit(pf_sysv_cleanup);
+  pf_sysv_used = PF_SYSV_SET_SIZE;
+  pf_sysv_reclaim(1);
   return 0;
 }
 
-/* Slow path, once per thread: a slot from the pool, growing it by one set. */
+/* Once per parker (and per fork generation): a semaphore of its own. */
 static int
-pf_sysv_slot_get(void)
+pf_sysv_setup(struct pf_parker *p)
 {
-  int slot, i, id;
-  pthread_mutex_lock(&pf_sysv_mu);
-  if (pf_sysv_nfree == 0) {
-    if (pf_sysv_nsets == PF_SYSV_MAX_SETS) {
-      pthread_mutex_unlock(&pf_sysv_mu);
-      return -EAGAIN;
+  int ret = 0;
+  pf_sysv_lock_take();
+  if (pf_sysv_used == PF_SYSV_SET_SIZE) {
+    int max = pf_sysv_max_sets < PF_SYSV_MAX_SETS ? pf_sysv_max_sets : PF_SYSV_MAX_SETS;
+    if (pf_sysv_nsets >= max) {
+      ret = -ENOMEM;
+    } else if ((ret = pf_sysv_set_new()) >= 0) {
+      pf_sysv_ids[pf_sysv_nsets++] = ret;
+      pf_sysv_used = 0;
+      ret = 0;
     }
-    id = semget(IPC_PRIVATE, PF_SYSV_SET_SIZE, IPC_CREAT | 0600);
-    if (id < 0) {
-      int e = errno;
-      pthread_mutex_unlock(&pf_sysv_mu);
-      return e == ENOSPC ? -EAGAIN : -e;
-    }
-    pf_sysv_ids[pf_sysv_nsets] = id;
-    for (i = PF_SYSV_SET_SIZE - 1; i >= 0; i--)
-      pf_sysv_free[pf_sysv_nfree++] = pf_sysv_nsets * PF_SYSV_SET_SIZE + i;
-    pf_sysv_nsets++;
   }
-  slot = pf_sysv_free[--pf_sysv_nfree];
-  pthread_mutex_unlock(&pf_sysv_mu);
-  pf_sysv_slot = slot;
-  pf_sysv_slot_gen = pf_sysv_gen;
-  pthread_setspecific(pf_sysv_key, (void *)(intptr_t)(slot + 1));
-  return slot;
+  if (ret == 0) {
+    p->id = pf_sysv_ids[pf_sysv_nsets - 1];
+    p->num = pf_sysv_used++;
+    p->gen = pf_sysv_gen;
+  }
+  pf_sysv_lock_drop();
+  return ret;
 }
 
 static int
 pf_sysv_prepare(struct pf_parker *p)
 {
-  int slot = pf_sysv_slot;
-  if (PF_UNLIKELY(slot < 0 || pf_sysv_slot_gen != pf_sysv_gen))
-    if ((slot = pf_sysv_slot_get()) < 0)
-      return slot;
-  p->id = pf_sysv_ids[slot / PF_SYSV_SET_SIZE];
-  p->num = slot % PF_SYSV_SET_SIZE;
+  int ret;
+  if (PF_UNLIKELY(p->gen != pf_sysv_gen) && (ret = pf_sysv_setup(p)) < 0)
+    return ret;
   AO_int_store(&p->word, 0);
   return 0;
-}
-
-/* Would futex(2) restart here?  See the header comment. */
-static int
-pf_sysv_restartable(void)
-{
-  int sig;
-  for (sig = 1; sig < NSIG; sig++) {
-    struct sigaction sa;
-    /* Fault signals are raised by the faulting thread itself, which is
-     * asleep in semop: their handlers (a sanitizer's, say) do not count. */
-    if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE
-        || sig == SIGILL || sig == SIGTRAP || sig == SIGSYS || sigaction(sig, NULL, &sa) != 0)
-      continue;
-    if ((sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
-      if (!(sa.sa_flags & SA_RESTART))
-        return 0;
-  }
-  return 1;
 }
 
 static int pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl);
@@ -192,14 +233,10 @@ pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
   op.sem_flg = 0;
 
   if (!dl) {
-    for (;;) {
-      if (semop(p->id, &op, 1) == 0)
-        return 0;
-      if (errno != EINTR)
-        return -errno;
-      if (!pf_sysv_restartable())
-        return -EINTR;
-    }
+    /* semop is no cancellation point (glibc makes it a plain system call). */
+    if (semop(p->id, &op, 1) == 0)
+      return 0;
+    return -errno;            /* EINTR after a handler: the engine decides */
   }
 #ifdef PF_SYSV_USE_SEMTIMEDOP
   for (;;) {
@@ -221,17 +258,21 @@ pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
      * runs during the park always ends it with EINTR, as it ends a timed
      * futex(2) wait, and never runs unnoticed between two naps.  The
      * synchronous fault signals stay open (blocked, a fault would kill the
-     * process instead of reaching its handler). */
+     * process instead of reaching its handler).  pselect is a cancellation
+     * point and a futex wait is not: cancellation is disabled around each
+     * nap and let in between naps, where an asynchronous cancellation
+     * pending meanwhile acts (the wait's cleanup handler is in place). */
     static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
     long nap = 50000;
     sigset_t all, orig;
     size_t i;
-    int ret;
+    int ret, cancel;
 
     sigfillset(&all);
     for (i = 0; i < sizeof faults / sizeof faults[0]; i++)
       sigdelset(&all, faults[i]);
     pthread_sigmask(SIG_BLOCK, &all, &orig);
+    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
     op.sem_flg = IPC_NOWAIT;
     for (;;) {
       struct timespec left, ts;
@@ -255,8 +296,15 @@ pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
       }
       if (nap < 1000000)
         nap *= 2;
+      if (cancel == PTHREAD_CANCEL_ENABLE) {
+        pthread_sigmask(SIG_SETMASK, &orig, NULL);
+        pthread_setcancelstate(cancel, NULL);
+        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+        pthread_sigmask(SIG_BLOCK, &all, NULL);
+      }
     }
     pthread_sigmask(SIG_SETMASK, &orig, NULL);
+    pthread_setcancelstate(cancel, NULL);
     return ret;
   }
 #endif

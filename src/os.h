@@ -1,0 +1,26 @@
+/* os.h - the few memory facts the library asks the OS, each answered
+ * without a signal: copying untrusted memory in, and whether a futex word
+ * could be written or keyed as shared.  Linux answers with system calls
+ * (ports/linux/mem.c); elsewhere the generic versions (src/os_generic.c)
+ * answer "fine" and a bad pointer faults in the caller, never while the
+ * library holds a lock (see README, "Signals, cancellation and exit"). */
+#ifndef PF_OS_H
+#define PF_OS_H
+
+#include "pf.h"
+
+/* Copy n bytes from an untrusted pointer: 0, or -EFAULT when it cannot be
+ * read. */
+int pf_os_copy_in(void *dst, const void *src, size_t n);
+
+/* The word at p can be written: 0 or -EFAULT (0 where the OS cannot tell
+ * cheaply).  One system call on Linux. */
+int pf_os_probe_write(const void *p);
+
+/* A shared (non-PRIVATE) futex key may be made for the word at p: Linux
+ * refuses a read-only private anonymous page (its page would change under
+ * copy-on-write) and a page that cannot be read: 0 or -EFAULT (0 where the
+ * OS cannot tell cheaply). */
+int pf_os_shared_key_check(const void *p);
+
+#endif

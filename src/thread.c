@@ -1,0 +1,321 @@
+/* thread.c - per-thread records, critical sections, and what happens to a
+ * wait when its thread goes away by a route other than returning.
+ *
+ * Why records, not stack nodes.  A waiter's node used to live in its wait's
+ * stack frame.  A siglongjmp out of a handler, an asynchronous cancellation
+ * or pthread_exit can end that frame with the node still queued, and a later
+ * wake would write into reused stack.  Nodes now live in a record owned by
+ * the thread (one node per nesting level: a wait inside a handler that
+ * interrupted a wait), so a node is always valid memory; its wait's frame
+ * address is kept beside it, which tells a later call of the same thread
+ * whether that wait is still in progress below it (a handler interrupted
+ * it) or was abandoned (a longjmp went past it).
+ *
+ * How each route out of a wait is handled (one mechanism each):
+ *   - cancellation and pthread_exit: a cleanup handler around the wait
+ *     (pthread_cleanup_push; with -fexceptions it runs during the forced
+ *     unwind) abandons the node: off its queue, token collected;
+ *   - siglongjmp: the next slow-path call of the thread (pf_self_enter)
+ *     finds a wait whose frame is gone and abandons it; until then the node
+ *     stays queued in memory nobody else uses (a wake may count it once);
+ *   - thread exit: the record's key destructor abandons what is left and
+ *     returns the record to the pool; a later destructor of the same thread
+ *     that waits takes an ephemeral record for the length of that wait;
+ *   - fork: the child's pool keeps only the forking thread's record.
+ *
+ * Records are never returned to the system (dlclose cannot unload the
+ * library: it is linked -z nodelete) and never freed while their thread may
+ * still use them.
+ */
+#include "emu.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#if defined(__GNUC__)
+# define PF_TLS __thread __attribute__((tls_model("initial-exec")))
+#else
+# define PF_TLS __thread
+#endif
+
+static PF_TLS struct pf_thread *pf_self;    /* this thread's record, or NULL */
+static PF_TLS int pf_self_exited;           /* its key destructor has run */
+
+static pthread_key_t pf_thread_key;
+static sigset_t pf_crit_all;                /* every signal but the synchronous faults */
+
+/* The pool.  pf_pool_lock is a spinlock taken only inside a critical
+ * section (signals blocked), so a handler never meets it held. */
+static AO_t pf_pool_lock;
+static struct pf_thread *pf_pool_all;       /* every record ever made; pf_pool_lock */
+static struct pf_thread *pf_pool_free;      /* pf_pool_lock */
+
+/* ---- Critical sections --------------------------------------------------- */
+
+void
+pf_crit_enter(struct pf_crit *c)
+{
+  pthread_sigmask(SIG_BLOCK, &pf_crit_all, &c->mask);
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &c->cancel);
+}
+
+void
+pf_crit_exit(struct pf_crit *c)
+{
+  pthread_sigmask(SIG_SETMASK, &c->mask, NULL);
+  /* With asynchronous cancellation pending this acts now: every lock is
+   * released and the waits' cleanup handlers are in place. */
+  pthread_setcancelstate(c->cancel, NULL);
+}
+
+/* ---- The pool ------------------------------------------------------------ */
+
+static void
+pf_pool_lock_take(void)
+{
+  unsigned int spins = 0;
+  while (AO_load(&pf_pool_lock) != 0 || !AO_compare_and_swap_acquire(&pf_pool_lock, 0, 1))
+    pf_cpu_relax(&spins);
+}
+
+static void
+pf_pool_lock_drop(void)
+{
+  AO_store_release(&pf_pool_lock, 0);
+}
+
+/* A chunk of records from the system: mmap (async-signal-safe, unlike
+ * malloc), never unmapped. */
+static int
+pf_pool_grow_locked(void)
+{
+  size_t per = 64 * 1024 / sizeof(struct pf_thread), i;
+  struct pf_thread *chunk;
+  if (per < 1)
+    per = 1;
+  chunk = mmap(NULL, per * sizeof *chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+               -1, 0);
+  if (chunk == MAP_FAILED)
+    return -ENOMEM;
+  for (i = 0; i < per; i++) {
+    chunk[i].next = pf_pool_all;
+    pf_pool_all = &chunk[i];
+    chunk[i].next_free = pf_pool_free;
+    pf_pool_free = &chunk[i];
+  }
+  return 0;
+}
+
+static struct pf_thread *
+pf_pool_take(void)
+{
+  struct pf_thread *t = NULL;
+  pf_pool_lock_take();
+  if (pf_pool_free || pf_pool_grow_locked() == 0) {
+    t = pf_pool_free;
+    pf_pool_free = t->next_free;
+  }
+  pf_pool_lock_drop();
+  if (t) {
+    t->depth = 0;
+    t->ephemeral = 0;
+  }
+  return t;
+}
+
+static void
+pf_pool_give(struct pf_thread *t)
+{
+  pf_pool_lock_take();
+  t->next_free = pf_pool_free;
+  pf_pool_free = t;
+  pf_pool_lock_drop();
+}
+
+struct pf_thread *
+pf_self_peek(void)
+{
+  return pf_self;
+}
+
+struct pf_thread *
+pf_self_get(void)
+{
+  struct pf_thread *t = pf_self;
+  if (PF_LIKELY(t != NULL))
+    return t;
+  if ((t = pf_pool_take()) == NULL)
+    return NULL;
+  if (pf_self_exited || pthread_setspecific(pf_thread_key, t) != 0)
+    t->ephemeral = 1;   /* after the key destructor: for this wait only */
+  pf_self = t;
+  return t;
+}
+
+/* ---- Waits that end by another route ------------------------------------- */
+
+void
+pf_waiter_abandon(struct pf_waiter *w)
+{
+  AO_t st = AO_load(&w->state);
+  if (st == PF_W_QUEUED && pf_waiter_dequeue(w, PF_W_GONE))
+    st = PF_W_GONE;
+  else
+    st = AO_load(&w->state);
+  if (st == PF_W_WAKING || st == PF_W_DETACHED) {
+    /* The token is given (DETACHED) or on its way (WAKING): take it, so the
+     * parker starts its next wait empty and no waker touches w later. */
+    while (pf_emu_port->park(&w->park, NULL) != 0)
+      ;
+  }
+  AO_store(&w->state, PF_W_IDLE);
+}
+
+void
+pf_self_pop(struct pf_thread *t, struct pf_waiter *w)
+{
+  PF_ASSERT(t->depth > 0 && &t->nodes[t->depth - 1] == w);
+  AO_store(&w->state, PF_W_IDLE);
+  t->depth--;
+  if (t->depth == 0 && t->ephemeral) {
+    struct pf_crit c;
+    pf_crit_enter(&c);
+    if (pf_self == t && t->depth == 0) {
+      pf_self = NULL;
+      pf_pool_give(t);
+    }
+    pf_crit_exit(&c);
+  }
+}
+
+/* Is the wait whose frame is `wframe` still in progress below the caller at
+ * `frame`?  Stacks grow down on every target: a live outer wait's frame is
+ * above ours, unless this call runs on the alternate signal stack and the
+ * wait did not. */
+static int
+pf_frame_live(uintptr_t wframe, uintptr_t frame)
+{
+  stack_t ss;
+  if (frame < wframe)
+    return 1;
+  if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK)) {
+    uintptr_t lo = (uintptr_t)ss.ss_sp, hi = lo + ss.ss_size;
+    return !(wframe >= lo && wframe < hi);
+  }
+  return 0;
+}
+
+void
+pf_self_enter(uintptr_t frame)
+{
+  struct pf_thread *t = pf_self;
+  while (t && t->depth > 0) {
+    struct pf_waiter *w = &t->nodes[t->depth - 1];
+    if (pf_frame_live(w->frame, frame)) {
+      /* (G): a handler of this thread interrupted that wait and now calls
+       * pfutex: the kernel would have taken the waiter off its queue before
+       * running the handler.  Take it off and give it its token, so its
+       * park ends at once; it then restarts or fails with EINTR.  The waits
+       * below it were detached when it started. */
+      if (pf_waiter_dequeue(w, PF_W_DETACHED))
+        pf_emu_port->unpark(&w->park);
+      return;
+    }
+    /* A siglongjmp went past that wait: end it here. */
+    pf_waiter_abandon(w);
+    t->depth--;
+  }
+}
+
+/* The key destructor: the thread is exiting. */
+static void
+pf_thread_exit(void *arg)
+{
+  struct pf_thread *t = arg;
+  struct pf_crit c;
+  pf_crit_enter(&c);
+  if (t == pf_self) {
+    while (t->depth > 0) {
+      pf_waiter_abandon(&t->nodes[t->depth - 1]);
+      t->depth--;
+    }
+    pf_self = NULL;
+    pf_self_exited = 1;
+    pf_pool_give(t);
+  }
+  pf_crit_exit(&c);
+}
+
+/* fork(): the child has one thread and a fresh, empty table (table.c).  The
+ * other threads' records are free in the child; the forking thread keeps
+ * its own record (its waits, if fork was called from a handler that
+ * interrupted one, are not queued in the child's table: they end as if
+ * detached). */
+static void
+pf_thread_atfork_child(void)
+{
+  struct pf_thread *t;
+  pf_pool_lock = 0;
+  pf_pool_free = NULL;
+  for (t = pf_pool_all; t; t = t->next) {
+    if (t == pf_self)
+      continue;
+    t->depth = 0;
+    t->next_free = pf_pool_free;
+    pf_pool_free = t;
+  }
+  if (pf_self) {
+    /* Not in the child's (empty) table any more.  The futex port's token
+     * is its word; a SysV semaphore is the parent's: README, limits. */
+    unsigned int i;
+    for (i = 0; i < pf_self->depth; i++)
+      if (AO_load(&pf_self->nodes[i].state) == PF_W_QUEUED) {
+        AO_store(&pf_self->nodes[i].state, PF_W_DETACHED);
+        AO_int_store_release(&pf_self->nodes[i].park.word, 1);
+      }
+  }
+}
+
+int
+pf_thread_init(void)
+{
+  static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
+  size_t i;
+  sigfillset(&pf_crit_all);
+  for (i = 0; i < sizeof faults / sizeof faults[0]; i++)
+    sigdelset(&pf_crit_all, faults[i]);
+  if (pthread_key_create(&pf_thread_key, pf_thread_exit) != 0)
+    return -ENOMEM;
+  if (pthread_atfork(NULL, NULL, pf_thread_atfork_child) != 0)
+    return -ENOMEM;
+  return 0;
+}
+
+/* ---- Restart after a handler ----------------------------------------------- */
+
+int
+pf_sig_restartable(void)
+{
+  sigset_t blocked;
+  int sig;
+  if (pthread_sigmask(SIG_BLOCK, NULL, &blocked) != 0)
+    sigemptyset(&blocked);
+  for (sig = 1; sig < NSIG; sig++) {
+    struct sigaction sa;
+    /* Fault signals are raised by the faulting thread itself, which was
+     * asleep: their handlers (a sanitizer's, say) do not count. */
+    if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE
+        || sig == SIGILL || sig == SIGTRAP || sig == SIGSYS)
+      continue;
+    if (sigismember(&blocked, sig) == 1 || sigaction(sig, NULL, &sa) != 0)
+      continue;
+    if ((sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
+      if (!(sa.sa_flags & SA_RESTART))
+        return 0;
+  }
+  return 1;
+}
