@@ -106,6 +106,31 @@ c_shared_wait_ro(void *p)
   return pfutex((uint32_t *)p, WAIT, 0, &rel, NULL, 0);
 }
 
+typedef long (*pfutex_fn)(uint32_t *, int, uint32_t, const struct timespec *, uint32_t *, uint32_t);
+static pfutex_fn dl_pfutex;
+static volatile int dl_stage;
+
+/* Parks once in the dlopen'd copy (so it sets up its per-thread state and
+ * key destructor), then exits only after the dlclose. */
+static void *
+dl_thread(void *arg)
+{
+  static uint32_t w;
+  struct timespec rel = { 0, 2000000 };
+  (void)arg;
+  dl_pfutex(&w, WAIT | PRIV, 0, &rel, NULL, 0);
+  __atomic_store_n(&dl_stage, 1, __ATOMIC_SEQ_CST);
+  while (__atomic_load_n(&dl_stage, __ATOMIC_SEQ_CST) != 2)
+    sched_yield();
+  return NULL;
+}
+
+static void *
+nop_thread(void *arg)
+{
+  return arg;
+}
+
 static void
 case_dlclose(void)
 {
@@ -132,13 +157,29 @@ case_dlclose(void)
     return;
   }
   backend = (const char *(*)(void))dlsym(h, "pfutex_backend");
+  dl_pfutex = (pfutex_fn)dlsym(h, "pfutex");
   {
     const char *got = backend ? backend() : NULL;
     ok(got && want && strncmp(got, want, strlen(want)) == 0, "dlopen'd library runs backend %s", got ? got : "(null)");
   }
-  dlclose(h);
+  {
+    pthread_t t;
+    int i;
+    if (!dl_pfutex || pthread_create(&t, NULL, dl_thread, NULL) != 0)
+      bail("dlsym/pthread_create");
+    while (__atomic_load_n(&dl_stage, __ATOMIC_SEQ_CST) != 1)
+      sched_yield();
+    dlclose(h);
+    __atomic_store_n(&dl_stage, 2, __ATOMIC_SEQ_CST);
+    pthread_join(t, NULL);           /* its key destructors run now */
+    for (i = 0; i < 4; i++) {
+      if (pthread_create(&t, NULL, nop_thread, NULL) != 0)
+        bail("pthread_create");
+      pthread_join(t, NULL);
+    }
+  }
   h2 = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
-  ok(h2 != NULL, "after dlclose the library is still loaded (-z nodelete)");
+  ok(h2 != NULL, "a thread that waited exited after dlclose, and the library is still loaded (-z nodelete)");
   if (h2)
     dlclose(h2);
 }
