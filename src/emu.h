@@ -24,13 +24,20 @@
  *                cancellation point (futex(2) is not one), but interruptible
  *                by asynchronous cancellation.
  *   unpark(p)    give p its token; called at most once per prepare.  Giving
- *                the token must be the port's last access to *p. */
+ *                the token must be the port's last access to *p.
+ *   collect(p)   the token is given or on its way: make sure it is taken,
+ *                even if a park already took it and was then cut short (an
+ *                asynchronous cancellation or a siglongjmp can strike right
+ *                after the OS handed the token over, before the park could
+ *                record it).  Returns once the token is consumed. */
 struct pf_parker {
   unsigned int word;     /* 0 armed, 1 token given (futex port: the futex word;
                             sysv: release/acquire pair around the semaphore) */
   int id;                /* sysv port: semaphore set id */
   int num;               /* sysv port: semaphore number in the set */
   unsigned int gen;      /* sysv port: the port generation p was set up in (0: never) */
+  int cnt, cnt_next;     /* sysv port: its consumption counter before and after
+                            the pending park (see ports/sysv/park.c) */
 };
 
 struct pf_port {
@@ -39,6 +46,7 @@ struct pf_port {
   int (*prepare)(struct pf_parker *p);
   int (*park)(struct pf_parker *p, const struct pf_deadline *dl);
   void (*unpark)(struct pf_parker *p);
+  void (*collect)(struct pf_parker *p);
 };
 
 extern const struct pf_port pf_port_futex;

@@ -169,8 +169,7 @@ pf_waiter_abandon(struct pf_waiter *w)
   if (st == PF_W_WAKING || st == PF_W_DETACHED) {
     /* The token is given (DETACHED) or on its way (WAKING): take it, so the
      * parker starts its next wait empty and no waker touches w later. */
-    while (pf_emu_port->park(&w->park, NULL) != 0)
-      ;
+    pf_emu_port->collect(&w->park);
   }
   AO_store(&w->state, PF_W_IDLE);
 }

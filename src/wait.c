@@ -87,8 +87,7 @@ pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl)
     pf_crit_exit(&c);
     if (dequeued)
       return ret;             /* -ETIMEDOUT, -EINTR (or a port error) */
-    while (pf_emu_port->park(&w->park, NULL) != 0)
-      ;                       /* (D) woken wins, or (G) detached: the token is due */
+    pf_emu_port->collect(&w->park);   /* (D) woken wins, or (G) detached: the token is due */
   }
   st = AO_load(&w->state);
   AO_store(&w->state, PF_W_IDLE);

@@ -59,10 +59,19 @@ pf_fpark_unpark(struct pf_parker *p)
   pf_linux_futex(word, PF_OP_WAKE | PF_OP_PRIVATE_FLAG, 1, NULL, 0, NULL, 0);
 }
 
+/* The token is the word: taking it twice is harmless. */
+static void
+pf_fpark_collect(struct pf_parker *p)
+{
+  while (pf_fpark_park(p, NULL) != 0)
+    ;
+}
+
 const struct pf_port pf_port_futex = {
   .name = "futex",
   .init = pf_fpark_init,
   .prepare = pf_fpark_prepare,
   .park = pf_fpark_park,
   .unpark = pf_fpark_unpark,
+  .collect = pf_fpark_collect,
 };

@@ -10,6 +10,15 @@
  * one post per token and that the token is consumed, so a semaphore is
  * always 0 between waits.
  *
+ * Consumption counter.  A semaphore forgets who took a token: if an
+ * asynchronous cancellation or a siglongjmp strikes right after semop took
+ * it, the engine cannot tell "taken" from "still coming" and would wait for
+ * a second token forever.  So each parker has a second semaphore, a
+ * counter, that every park changes in the same semop as it takes the token
+ * (sem_ops apply atomically): from p->cnt to p->cnt_next, both recorded
+ * before the semop.  collect() reads the counter: at cnt_next, the token
+ * was taken.  The counter wraps at 30000 (values stop at 32767).
+ *
  * Timed parks use semtimedop where configure found it (re-armed with the
  * time left, so a CLOCK_REALTIME deadline follows clock changes at each
  * wakeup), else a portable path: IPC_NOWAIT polls with a sleep that grows
@@ -46,7 +55,12 @@
 
 #define PF_SYSV_SET_SIZE 32             /* parkers per set */
 #define PF_SYSV_TAG_MAGIC 0x5046        /* "PF"; semaphore values stop at 32767 */
-#define PF_SYSV_NSEMS (PF_SYSV_SET_SIZE + 3)   /* + magic, pid low 15 bits, pid high bits */
+/* Per set: the parkers' semaphores, their counters, then the tag: magic,
+ * pid low 15 bits, pid high bits. */
+#define PF_SYSV_CNT(num) (PF_SYSV_SET_SIZE + (num))
+#define PF_SYSV_TAG (2 * PF_SYSV_SET_SIZE)
+#define PF_SYSV_NSEMS (2 * PF_SYSV_SET_SIZE + 3)
+#define PF_SYSV_CNT_WRAP 30000
 #define PF_SYSV_MAX_SETS 512            /* 16384 parkers */
 
 /* The number of sets this process may make (<= PF_SYSV_MAX_SETS); white-box
@@ -109,9 +123,9 @@ pf_sysv_reclaim(int at_init)
     arg.buf = &ds;
     if ((id = semctl(i, 0, SEM_STAT, arg)) < 0 || ds.sem_nsems != PF_SYSV_NSEMS)
       continue;
-    if ((v0 = semctl(id, PF_SYSV_SET_SIZE, GETVAL)) != PF_SYSV_TAG_MAGIC
-        || (v1 = semctl(id, PF_SYSV_SET_SIZE + 1, GETVAL)) < 0
-        || (v2 = semctl(id, PF_SYSV_SET_SIZE + 2, GETVAL)) < 0)
+    if ((v0 = semctl(id, PF_SYSV_TAG, GETVAL)) != PF_SYSV_TAG_MAGIC
+        || (v1 = semctl(id, PF_SYSV_TAG + 1, GETVAL)) < 0
+        || (v2 = semctl(id, PF_SYSV_TAG + 2, GETVAL)) < 0)
       continue;
     pid = (pid_t)(v1 | (v2 << 15));
     if (pid == self) {
@@ -147,9 +161,9 @@ pf_sysv_set_new(void)
   }
   if (id < 0)
     return -ENOMEM;
-  vals[PF_SYSV_SET_SIZE] = PF_SYSV_TAG_MAGIC;
-  vals[PF_SYSV_SET_SIZE + 1] = (unsigned short)(pid & 0x7fff);
-  vals[PF_SYSV_SET_SIZE + 2] = (unsigned short)((pid >> 15) & 0x7fff);
+  vals[PF_SYSV_TAG] = PF_SYSV_TAG_MAGIC;
+  vals[PF_SYSV_TAG + 1] = (unsigned short)(pid & 0x7fff);
+  vals[PF_SYSV_TAG + 2] = (unsigned short)((pid >> 15) & 0x7fff);
   arg.array = vals;
   if (semctl(id, 0, SETALL, arg) != 0) {
     semctl(id, 0, IPC_RMID);
@@ -198,6 +212,7 @@ pf_sysv_setup(struct pf_parker *p)
     p->id = pf_sysv_ids[pf_sysv_nsets - 1];
     p->num = pf_sysv_used++;
     p->gen = pf_sysv_gen;
+    p->cnt = p->cnt_next = 0;
   }
   pf_sysv_lock_drop();
   return ret;
@@ -219,22 +234,42 @@ static int
 pf_sysv_park(struct pf_parker *p, const struct pf_deadline *dl)
 {
   int ret = pf_sysv_park_sem(p, dl);
-  if (ret == 0)
+  if (ret == 0) {
+    p->cnt = p->cnt_next;
     (void)AO_int_load_acquire(&p->word);   /* pairs with unpark's release */
+  }
   return ret;
+}
+
+static void
+pf_sysv_collect(struct pf_parker *p)
+{
+  int v = semctl(p->id, PF_SYSV_CNT(p->num), GETVAL);
+  if (v == p->cnt_next && v != p->cnt) {
+    p->cnt = p->cnt_next;     /* a park took it and was cut short */
+    (void)AO_int_load_acquire(&p->word);
+    return;
+  }
+  while (pf_sysv_park(p, NULL) != 0)
+    ;
 }
 
 static int
 pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
 {
-  struct sembuf op;
-  op.sem_num = (unsigned short)p->num;
-  op.sem_op = -1;
-  op.sem_flg = 0;
+  struct sembuf op[2];
+  /* Take the token and move the counter, atomically (header comment). */
+  p->cnt_next = p->cnt >= PF_SYSV_CNT_WRAP ? 0 : p->cnt + 1;
+  op[0].sem_num = (unsigned short)p->num;
+  op[0].sem_op = -1;
+  op[0].sem_flg = 0;
+  op[1].sem_num = (unsigned short)PF_SYSV_CNT(p->num);
+  op[1].sem_op = (short)(p->cnt_next - p->cnt);
+  op[1].sem_flg = 0;
 
   if (!dl) {
     /* semop is no cancellation point (glibc makes it a plain system call). */
-    if (semop(p->id, &op, 1) == 0)
+    if (semop(p->id, op, 2) == 0)
       return 0;
     return -errno;            /* EINTR after a handler: the engine decides */
   }
@@ -244,7 +279,7 @@ pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
     int ret = pf_deadline_left(dl, &left);
     if (ret < 0)
       return ret;
-    if (semtimedop(p->id, &op, 1, &left) == 0)
+    if (semtimedop(p->id, op, 2, &left) == 0)
       return 0;
     if (errno == EINTR)
       return -EINTR;
@@ -273,10 +308,10 @@ pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
       sigdelset(&all, faults[i]);
     pthread_sigmask(SIG_BLOCK, &all, &orig);
     pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
-    op.sem_flg = IPC_NOWAIT;
+    op[0].sem_flg = op[1].sem_flg = IPC_NOWAIT;
     for (;;) {
       struct timespec left, ts;
-      if (semop(p->id, &op, 1) == 0) {
+      if (semop(p->id, op, 2) == 0) {
         ret = 0;
         break;
       }
@@ -291,7 +326,7 @@ pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
       if (left.tv_sec == 0 && left.tv_nsec < nap)
         ts = left;
       if (pselect(0, NULL, NULL, NULL, &ts, &orig) != 0 && errno == EINTR) {
-        ret = semop(p->id, &op, 1) == 0 ? 0 : -EINTR;
+        ret = semop(p->id, op, 2) == 0 ? 0 : -EINTR;
         break;
       }
       if (nap < 1000000)
@@ -332,4 +367,5 @@ const struct pf_port pf_port_sysv = {
   .prepare = pf_sysv_prepare,
   .park = pf_sysv_park,
   .unpark = pf_sysv_unpark,
+  .collect = pf_sysv_collect,
 };
