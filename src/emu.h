@@ -122,9 +122,19 @@ struct pf_thread {
  * handler (or an asynchronous cancellation) never finds its own thread
  * holding a lock, nor a woken waiter without its token.  Two system calls
  * (the signal mask) per slow-path operation; the fast paths take none. */
+struct pf_cancel {
+  int state, type;
+};
+/* Cancellation off, and back as it was: if it was enabled and asynchronous
+ * and a cancellation came meanwhile, it acts in pf_cancel_restore, through
+ * pthread_testcancel (glibc 2.36 acts inside pthread_setcancelstate too,
+ * but then pthread_join reports NULL instead of PTHREAD_CANCELED). */
+void pf_cancel_off(struct pf_cancel *c);
+void pf_cancel_restore(const struct pf_cancel *c);
+
 struct pf_crit {
   sigset_t mask;
-  int cancel;
+  struct pf_cancel cancel;
 };
 void pf_crit_enter(struct pf_crit *c);
 void pf_crit_exit(struct pf_crit *c);

@@ -57,10 +57,27 @@ static struct pf_thread *pf_pool_free;      /* pf_pool_lock */
 /* ---- Critical sections --------------------------------------------------- */
 
 void
+pf_cancel_off(struct pf_cancel *c)
+{
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &c->state);
+  pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &c->type);
+}
+
+void
+pf_cancel_restore(const struct pf_cancel *c)
+{
+  pthread_setcancelstate(c->state, NULL);     /* deferred for now: never acts here */
+  if (c->state == PTHREAD_CANCEL_ENABLE && c->type == PTHREAD_CANCEL_ASYNCHRONOUS) {
+    pthread_testcancel();
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, NULL);
+  }
+}
+
+void
 pf_crit_enter(struct pf_crit *c)
 {
   pthread_sigmask(SIG_BLOCK, &pf_crit_all, &c->mask);
-  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &c->cancel);
+  pf_cancel_off(&c->cancel);
 }
 
 void
@@ -69,7 +86,7 @@ pf_crit_exit(struct pf_crit *c)
   pthread_sigmask(SIG_SETMASK, &c->mask, NULL);
   /* With asynchronous cancellation pending this acts now: every lock is
    * released and the waits' cleanup handlers are in place. */
-  pthread_setcancelstate(c->cancel, NULL);
+  pf_cancel_restore(&c->cancel);
 }
 
 /* ---- The pool ------------------------------------------------------------ */

@@ -301,13 +301,14 @@ pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
     long nap = 50000;
     sigset_t all, orig;
     size_t i;
-    int ret, cancel;
+    int ret;
+    struct pf_cancel cancel;
 
     sigfillset(&all);
     for (i = 0; i < sizeof faults / sizeof faults[0]; i++)
       sigdelset(&all, faults[i]);
     pthread_sigmask(SIG_BLOCK, &all, &orig);
-    pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+    pf_cancel_off(&cancel);
     op[0].sem_flg = op[1].sem_flg = IPC_NOWAIT;
     for (;;) {
       struct timespec left, ts;
@@ -331,15 +332,16 @@ pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
       }
       if (nap < 1000000)
         nap *= 2;
-      if (cancel == PTHREAD_CANCEL_ENABLE) {
+      if (cancel.state == PTHREAD_CANCEL_ENABLE && cancel.type == PTHREAD_CANCEL_ASYNCHRONOUS) {
+        /* an asynchronous cancellation that came during the nap acts here */
         pthread_sigmask(SIG_SETMASK, &orig, NULL);
-        pthread_setcancelstate(cancel, NULL);
-        pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, NULL);
+        pf_cancel_restore(&cancel);
+        pf_cancel_off(&cancel);
         pthread_sigmask(SIG_BLOCK, &all, NULL);
       }
     }
     pthread_sigmask(SIG_SETMASK, &orig, NULL);
-    pthread_setcancelstate(cancel, NULL);
+    pf_cancel_restore(&cancel);
     return ret;
   }
 #endif
