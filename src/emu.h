@@ -169,6 +169,10 @@ int pf_thread_init(void);
  * handler that could have run (signals not blocked in this thread, fault
  * signals excepted) has SA_RESTART, else 0. */
 int pf_sig_restartable(void);
+/* Could any handler have run?  0 when no unblocked signal has one: an EINTR
+ * then came from a stop (SIGSTOP/SIGCONT, ptrace), after which Linux
+ * resumes even a timed futex wait. */
+int pf_sig_handler_possible(void);
 
 /* ---- Buckets and the table --------------------------------------------- */
 #define PF_CACHELINE 64

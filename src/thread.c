@@ -313,8 +313,11 @@ pf_thread_init(void)
 
 /* ---- Restart after a handler ----------------------------------------------- */
 
-int
-pf_sig_restartable(void)
+/* 1 when a signal handler that is not SA_RESTART (restart_only) / any
+ * handler (otherwise) could have run in this thread: an unblocked signal
+ * other than the synchronous faults has one. */
+static int
+pf_sig_handlers(int restart_only)
 {
   sigset_t blocked;
   int sig;
@@ -330,8 +333,20 @@ pf_sig_restartable(void)
     if (sigismember(&blocked, sig) == 1 || sigaction(sig, NULL, &sa) != 0)
       continue;
     if ((sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
-      if (!(sa.sa_flags & SA_RESTART))
-        return 0;
+      if (!restart_only || !(sa.sa_flags & SA_RESTART))
+        return 1;
   }
-  return 1;
+  return 0;
+}
+
+int
+pf_sig_restartable(void)
+{
+  return !pf_sig_handlers(1);
+}
+
+int
+pf_sig_handler_possible(void)
+{
+  return pf_sig_handlers(0);
 }

@@ -281,8 +281,13 @@ pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
       return ret;
     if (semtimedop(p->id, op, 2, &left) == 0)
       return 0;
-    if (errno == EINTR)
-      return -EINTR;
+    /* semtimedop also ends with EINTR after a stop and continue (SIGSTOP,
+     * ptrace), where futex(2) resumes: go on unless a handler may have run. */
+    if (errno == EINTR) {
+      if (pf_sig_handler_possible())
+        return -EINTR;
+      continue;
+    }
     if (errno != EAGAIN)
       return -errno;
   }

@@ -16,10 +16,13 @@
 
 static unsigned int pft_watchdog_secs = 60;
 
+static volatile pid_t pft_watchdog_tid;
+
 static void *
 pft_watchdog_main(void *arg)
 {
   struct timespec ts;
+  pft_watchdog_tid = (pid_t)syscall(SYS_gettid);
   ts.tv_sec = (time_t)(uintptr_t)arg;
   ts.tv_nsec = 0;
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
@@ -46,6 +49,11 @@ pft_watchdog(unsigned int seconds)
     sysbail("watchdog thread");
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   pthread_detach(t);
+  /* Return once it sleeps: a fork right after this must not copy a lock
+   * (ASan's allocator, say) the new thread holds while it starts. */
+  while (!pft_watchdog_tid)
+    sched_yield();
+  pft_wait_asleep(pft_watchdog_tid);
 }
 
 pid_t
