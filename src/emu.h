@@ -42,6 +42,10 @@ struct pf_parker {
 
 struct pf_port {
   const char *name;      /* "futex", "sysv": the backend is "emu:" name */
+  /* The port's generation: a parker whose gen differs needs set-up, which
+   * prepare may do under a lock (the engine then calls it with signals
+   * blocked); otherwise prepare only arms the parker, lock-free. */
+  const unsigned int *gen;
   int (*init)(void);     /* once per process; 0 or -errno */
   int (*prepare)(struct pf_parker *p);
   int (*park)(struct pf_parker *p, const struct pf_deadline *dl);
@@ -91,6 +95,10 @@ enum { PF_W_IDLE = 0, PF_W_QUEUED, PF_W_WAKING, PF_W_DETACHED, PF_W_GONE };
 
 struct pf_waiter {
   struct pf_waiter *next, *prev;   /* bucket queue links; bucket lock */
+  struct pf_waiter *in_next;       /* the bucket's incoming stack (wait.c (H)) */
+  int linked;                      /* on the bucket's queue; bucket lock */
+  int counted;                     /* holds one of waiters(B) (A); the owner before
+                                      it pushes, then the bucket lock */
   struct pf_key key;               /* bucket lock (requeue rewrites it) */
   uint32_t bitset;                 /* set before queueing, then read-only */
   AO_t bucket;                     /* index of the bucket whose queue holds the node;
@@ -178,6 +186,9 @@ int pf_sig_handler_possible(void);
 #define PF_CACHELINE 64
 struct pf_bucket {
   AO_t lock;                       /* 0 free, 1 held */
+  AO_t incoming;                   /* waiters pushed without the lock, newest first
+                                      (struct pf_waiter *); drained onto the queue
+                                      by every lock holder before it looks (H) */
   AO_t waiters;                    /* nodes queued here plus waiters past barrier (A)
                                       that have not queued yet: see wait.c */
   struct pf_waiter *head, *tail;   /* FIFO queue; lock */
@@ -268,9 +279,16 @@ void pf_bucket_unlock2(uintptr_t i1, uintptr_t i2);
 
 void pf_queue_append_locked(struct pf_bucket *b, struct pf_waiter *w);
 void pf_queue_unlink_locked(struct pf_bucket *b, struct pf_waiter *w);
-/* (E)/(G): take w off the bucket it is on now if still QUEUED, setting
- * `to` (GONE or DETACHED); 1 if it did, 0 if w had left already. */
-int pf_waiter_dequeue(struct pf_waiter *w, AO_t to);
+/* (E)/(G): under the lock of the bucket w is on now, make sure w is off its
+ * queue, and if w is still QUEUED set it to `to` (GONE or DETACHED): 1 if
+ * it did, 0 if w had left already (woken or detached).  `dead`: the wait
+ * that owns w is over, so a node it never pushed never will be. */
+int pf_waiter_dequeue(struct pf_waiter *w, AO_t to, int dead);
+/* (H): push w onto b's incoming stack: one compare-and-swap. */
+void pf_bucket_push(struct pf_bucket *b, struct pf_waiter *w);
+void pf_bucket_drain_locked(struct pf_bucket *b);
+/* Unlink w from b's queue and give back its count (A). */
+void pf_waiter_unlink_locked(struct pf_bucket *b, struct pf_waiter *w);
 /* Unlink up to nr waiters matching key and mask, mark them WAKING and chain
  * them (FIFO) onto *list; returns how many. */
 int pf_queue_wake_locked(struct pf_bucket *b, const struct pf_key *k, uint32_t mask, int nr,

@@ -94,8 +94,8 @@ struct pf_req {
 };
 enum { PF_TS_NONE = 0, PF_TS_REL, PF_TS_ABS };
 /* Read and validate r's timeout: 1 and *dl set, 0 for none, or -EFAULT /
- * -EINVAL, in the kernel's order (the pointer, then the values, then the
- * clock). */
+ * -EINVAL, in the kernel's order (futex_wait(2): the clock, then the
+ * pointer, then the values). */
 int pf_req_deadline(const struct pf_req *r, struct pf_deadline *dl);
 
 /* ---- Backends (src/backend.c) ------------------------------------------ */

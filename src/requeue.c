@@ -36,13 +36,14 @@ pf_emu_requeue(const struct pf_req *r)
     ret = -EAGAIN;
     goto out_unlock;
   }
+  pf_bucket_drain_locked(b1);                           /* (H) in wait.c */
+  pf_bucket_drain_locked(b2);
   for (w = b1->head; w && (woken < r->nr || moved < r->nr2); w = next) {
     next = w->next;
-    if (!pf_key_eq(&w->key, &k1))
+    if (AO_load(&w->state) != PF_W_QUEUED || !pf_key_eq(&w->key, &k1))
       continue;
     if (woken < r->nr) {
-      pf_queue_unlink_locked(b1, w);
-      AO_fetch_and_sub1(&b1->waiters);
+      pf_waiter_unlink_locked(b1, w);
       AO_store(&w->state, PF_W_WAKING);
       w->wake_next = NULL;
       *tail = w;

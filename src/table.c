@@ -132,8 +132,55 @@ pf_queue_unlink_locked(struct pf_bucket *b, struct pf_waiter *w)
   w->next = w->prev = NULL;
 }
 
+void
+pf_bucket_push(struct pf_bucket *b, struct pf_waiter *w)
+{
+  AO_t old;
+  do {
+    old = AO_load(&b->incoming);
+    w->in_next = (struct pf_waiter *)old;
+  } while (!AO_compare_and_swap_full(&b->incoming, old, (AO_t)w));
+}
+
+/* Take the whole incoming stack (pushes only ever add to it and this takes
+ * it whole, so no ABA) and append it to the queue in arrival order. */
+void
+pf_bucket_drain_locked(struct pf_bucket *b)
+{
+  struct pf_waiter *s, *rev = NULL;
+  AO_t top;
+  PF_ASSERT(AO_load(&b->lock) != 0);
+  do
+    top = AO_load(&b->incoming);
+  while (top && !AO_compare_and_swap_full(&b->incoming, top, 0));
+  for (s = (struct pf_waiter *)top; s;) {
+    struct pf_waiter *n = s->in_next;
+    s->in_next = rev;
+    rev = s;
+    s = n;
+  }
+  while (rev) {
+    struct pf_waiter *n = rev->in_next;
+    pf_queue_append_locked(b, rev);
+    rev->linked = 1;
+    rev = n;
+  }
+}
+
+/* Off the queue, giving back its count (A). */
+void
+pf_waiter_unlink_locked(struct pf_bucket *b, struct pf_waiter *w)
+{
+  pf_queue_unlink_locked(b, w);
+  w->linked = 0;
+  if (w->counted) {
+    w->counted = 0;
+    AO_fetch_and_sub1(&b->waiters);
+  }
+}
+
 int
-pf_waiter_dequeue(struct pf_waiter *w, AO_t to)
+pf_waiter_dequeue(struct pf_waiter *w, AO_t to, int dead)
 {
   for (;;) {
     uintptr_t idx = AO_load_acquire(&w->bucket);
@@ -145,12 +192,16 @@ pf_waiter_dequeue(struct pf_waiter *w, AO_t to)
       pf_bucket_unlock(b);
       continue;
     }
-    queued = AO_load(&w->state) == PF_W_QUEUED;
-    if (queued) {
-      pf_queue_unlink_locked(b, w);
+    pf_bucket_drain_locked(b);            /* every push of w is on the queue now */
+    if (w->linked) {
+      pf_waiter_unlink_locked(b, w);
+    } else if (dead && w->counted) {      /* never pushed, never will be */
+      w->counted = 0;
       AO_fetch_and_sub1(&b->waiters);
-      AO_store(&w->state, to);
     }
+    queued = AO_load(&w->state) == PF_W_QUEUED;
+    if (queued)
+      AO_store(&w->state, to);
     pf_bucket_unlock(b);
     return queued;
   }
@@ -164,12 +215,12 @@ pf_queue_wake_locked(struct pf_bucket *b, const struct pf_key *k, uint32_t mask,
   int n = 0;
 
   PF_ASSERT(AO_load(&b->lock) != 0);
+  pf_bucket_drain_locked(b);
   for (w = b->head; w && n < nr; w = next) {
     next = w->next;
-    if (!pf_key_eq(&w->key, k) || !(w->bitset & mask))
-      continue;
-    pf_queue_unlink_locked(b, w);
-    AO_fetch_and_sub1(&b->waiters);
+    if (AO_load(&w->state) != PF_W_QUEUED || !pf_key_eq(&w->key, k) || !(w->bitset & mask))
+      continue;                           /* (G) a detached node its owner will remove */
+    pf_waiter_unlink_locked(b, w);
     AO_store(&w->state, PF_W_WAKING);
     w->wake_next = NULL;
     **tailp = w;

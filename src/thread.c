@@ -179,7 +179,7 @@ void
 pf_waiter_abandon(struct pf_waiter *w)
 {
   AO_t st = AO_load(&w->state);
-  if (st == PF_W_QUEUED && pf_waiter_dequeue(w, PF_W_GONE))
+  if (st != PF_W_IDLE && pf_waiter_dequeue(w, PF_W_GONE, 1))
     st = PF_W_GONE;
   else
     st = AO_load(&w->state);
@@ -237,7 +237,7 @@ pf_self_enter(uintptr_t frame)
        * running the handler.  Take it off and give it its token, so its
        * park ends at once; it then restarts or fails with EINTR.  The waits
        * below it were detached when it started. */
-      if (pf_waiter_dequeue(w, PF_W_DETACHED))
+      if (pf_waiter_dequeue(w, PF_W_DETACHED, 0))
         pf_emu_port->unpark(&w->park);
       return;
     }
@@ -247,12 +247,29 @@ pf_self_enter(uintptr_t frame)
   }
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+# define PF_ASAN 1
+#elif defined(__has_feature)
+# if __has_feature(address_sanitizer)
+#  define PF_ASAN 1
+# endif
+#endif
+#ifdef PF_ASAN
+void __asan_handle_no_return(void);
+#endif
+
 /* The key destructor: the thread is exiting. */
 static void
 pf_thread_exit(void *arg)
 {
   struct pf_thread *t = arg;
   struct pf_crit c;
+#ifdef PF_ASAN
+  /* After an asynchronous cancellation, AddressSanitizer still has the
+   * unwound frames' redzones poisoned (it cannot see an unwind that starts
+   * in a signal handler), and this destructor runs where they were. */
+  __asan_handle_no_return();
+#endif
   pf_crit_enter(&c);
   if (t == pf_self) {
     while (t->depth > 0) {
@@ -290,6 +307,8 @@ pf_thread_atfork_child(void)
     unsigned int i;
     for (i = 0; i < pf_self->depth; i++)
       if (AO_load(&pf_self->nodes[i].state) == PF_W_QUEUED) {
+        pf_self->nodes[i].linked = 0;
+        pf_self->nodes[i].counted = 0;
         AO_store(&pf_self->nodes[i].state, PF_W_DETACHED);
         AO_int_store_release(&pf_self->nodes[i].park.word, 1);
       }

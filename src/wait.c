@@ -7,9 +7,9 @@
  * on the same key (so the same bucket B):
  *
  *   W:  waiters(B) += 1   (A) AO_fetch_and_add1_full: a full barrier
- *       lock(B)
- *       read *uaddr; if != val: unlock, waiters(B) -= 1, EAGAIN
- *       enqueue node; unlock(B); park
+ *       push node onto B's incoming stack (H): a full-barrier CAS
+ *       read *uaddr; if != val: leave the queue (under the lock), EAGAIN
+ *       park
  *
  *   K:  *uaddr = new      (the caller's store, before it calls wake)
  *       (B) AO_nop_full(), then read waiters(B): a full barrier, then the read
@@ -18,11 +18,11 @@
  *
  * (A) orders W's increment before W's read of *uaddr; (B) orders K's store
  * to *uaddr before K's read of the count.  With both full barriers, either
- * K's read sees W's increment (then K takes the lock, and B's lock orders
- * W's enqueue against K's scan: K finds the node or W, after K's unlock,
- * reads the new value and returns EAGAIN), or W's increment comes after
- * K's read, so W's read of *uaddr comes after K's store: W sees the new
- * value and does not sleep.  This is the kernel's (A)/(B) pairing in
+ * K's read sees W's increment (then K takes the lock and drains B's
+ * incoming stack: K finds the node, or W's push and its read of *uaddr
+ * come after K's drain and so after K's store, (H)), or W's increment
+ * comes after K's read, so W's read of *uaddr comes after K's store: W
+ * sees the new value and does not sleep.  This is the kernel's (A)/(B) pairing in
  * futex_hb_waiters_inc / futex_hb_waiters_pending.
  *
  * (C) Requeue raises waiters(B2) before taking the locks, so a waker of
@@ -46,12 +46,31 @@
  * (pf_waiter_dequeue, table.c).
  *
  * (F) Restart.  A port never restarts its sleep after a signal handler: it
- * returns -EINTR and the waiter leaves the queue.  An untimed wait then
- * does what Linux's restart of futex_wait does when the handler had
- * SA_RESTART: it starts over, re-reading the word (EAGAIN if the handler,
- * or anyone, changed it); otherwise, and always for a timed wait, EINTR.
+ * returns -EINTR and the waiter leaves the queue.  The wait then does what
+ * Linux's restart does when the handler had SA_RESTART: it starts over,
+ * re-reading the word (EAGAIN if the handler, or anyone, changed it);
+ * otherwise EINTR.  futex(2) restarts untimed waits only (a timed one
+ * always fails with EINTR after a handler); futex_wait(2), the model of
+ * the clean call, restarts timed waits too, with the same absolute
+ * deadline.
  * The port cannot say which signal ran: pf_sig_restartable (thread.c)
  * decides from the handlers installed (exact unless they disagree).
+ *
+ * (H) Waiters queue without the bucket lock.  A waiter pushes its node onto
+ * the bucket's incoming stack with one compare-and-swap (after (A)) and
+ * only then reads the word; every lock holder first drains the stack onto
+ * the queue (pf_bucket_drain_locked).  Why no wakeup is lost: if K's read
+ * of the count misses W's (A), W's read of the word comes after K's store,
+ * as above.  Otherwise K drains under the lock: W's push is either before
+ * K's drain (K finds W) or after it; pushes and drains are atomic
+ * operations on one word, so then W's read of the word, after its push,
+ * comes after K's store, and W sees the new value and leaves again
+ * (pf_waiter_leave).  The point is the signal handler: a push is a single
+ * instruction, so a handler never finds a queue half changed by its own
+ * thread, and the common wait takes no lock and no signal mask.  A handler
+ * that detaches the wait before the push (G) finds the node on no queue;
+ * the owner then pushes a DETACHED node, which wakers skip and the owner
+ * removes after its park.
  *
  * (G) Handlers.  Every region that holds a bucket lock (and a waker's
  * unparks) runs with signals blocked and cancellation disabled
@@ -68,6 +87,20 @@
 
 #include <pthread.h>
 
+/* Under a critical section: make sure w is off its queue, and take it off
+ * if still QUEUED (to GONE): 1 if we took it, 0 if a waker or a handler
+ * did (the token is then due). */
+static int
+pf_waiter_leave(struct pf_waiter *w)
+{
+  struct pf_crit c;
+  int took;
+  pf_crit_enter(&c);
+  took = pf_waiter_dequeue(w, PF_W_GONE, 0);                          /* (E) */
+  pf_crit_exit(&c);
+  return took;
+}
+
 /* Park w until a waker takes it, its deadline passes or a handler runs.
  * 0 woken (woken wins), -ETIMEDOUT, -EINTR (a handler ran, or detached
  * it).  w is IDLE on return: off every queue, its token collected. */
@@ -78,18 +111,15 @@ pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl)
   AO_t st;
 
   if (ret != 0) {
-    struct pf_crit c;
-    int dequeued;
-    pf_crit_enter(&c);
-    dequeued = pf_waiter_dequeue(w, PF_W_GONE);                        /* (E) */
-    if (dequeued)
+    if (pf_waiter_leave(w)) {
       AO_store(&w->state, PF_W_IDLE);
-    pf_crit_exit(&c);
-    if (dequeued)
       return ret;             /* -ETIMEDOUT, -EINTR (or a port error) */
+    }
     pf_emu_port->collect(&w->park);   /* (D) woken wins, or (G) detached: the token is due */
   }
   st = AO_load(&w->state);
+  if (st == PF_W_DETACHED)
+    (void)pf_waiter_leave(w); /* (H) detached before its push: still on the queue */
   AO_store(&w->state, PF_W_IDLE);
   return st == PF_W_WAKING ? 0 : -EINTR;
 }
@@ -109,64 +139,110 @@ pf_wait_cancelled(void *arg)
   pf_crit_exit(&c);
 }
 
-/* The slow path: queue and sleep.  Out of line, so the mismatch fast path
- * in pf_emu_wait needs no frame. */
-static PF_NOINLINE int
-pf_emu_wait_queued(const struct pf_req *r, struct pf_key key)
+/* Claim this thread's next node for a wait whose frame is `frame`: 0 and
+ * *tp, *wp set, or -errno.  The common case (no wait in progress, the
+ * parker set up, a private futex) takes no lock and no system call: the
+ * node's frame is written before depth claims it and checked after, so a
+ * handler that used the same node meanwhile is seen (H). */
+static int
+pf_waiter_claim(const struct pf_req *r, uintptr_t frame, struct pf_thread **tp,
+                struct pf_waiter **wp)
 {
-  volatile char here = 0;                   /* this frame, for pf_self_enter */
-  const uintptr_t frame = (uintptr_t)&here;
-  uintptr_t idx = pf_key_bucket(&key);
-  struct pf_bucket *b = &pf_table.buckets[idx];
-  struct pf_thread *t;
+  struct pf_thread *t = pf_self_peek();
   struct pf_waiter *w;
   struct pf_crit c;
   int ret;
 
-restart:
+  if (PF_LIKELY(t != NULL && t->depth == 0 && !(r->flags & PF_F_SHARED))) {
+    w = &t->nodes[0];
+    if (PF_LIKELY(w->park.gen == *pf_emu_port->gen)) {
+      w->frame = frame;
+      t->depth = 1;
+      if (PF_LIKELY(w->frame == frame && AO_load(&w->state) == PF_W_IDLE)) {
+        pf_emu_port->prepare(&w->park);   /* set up already: arms, lock-free */
+        *tp = t;
+        *wp = w;
+        return 0;
+      }
+      /* a handler used this node meanwhile: pf_self_enter sorts it out */
+    }
+  }
   pf_crit_enter(&c);
-  pf_self_enter_fast(frame);
+  pf_self_enter(frame);
   if ((r->flags & PF_F_SHARED) && (ret = pf_os_shared_key_check(r->uaddr)) < 0)
-    goto out_crit;
+    goto out;
   ret = -ENOMEM;
-  if ((t = pf_self_get()) == NULL)
-    goto out_crit;
-  if (t->depth == PF_NEST_MAX)
-    goto out_crit;
+  if ((t = pf_self_get()) == NULL || t->depth == PF_NEST_MAX)
+    goto out;
   w = &t->nodes[t->depth];
   if ((ret = pf_emu_port->prepare(&w->park)) < 0)
-    goto out_crit;
+    goto out;
   w->frame = frame;
   t->depth++;
+  *tp = t;
+  *wp = w;
+out:
+  pf_crit_exit(&c);
+  return ret;
+}
 
-  AO_fetch_and_add1_full(&b->waiters);                  /* (A) */
-  pf_bucket_lock(b);
-  if (pf_word_load(r->uaddr) != r->val) {
-    AO_fetch_and_sub1(&b->waiters);
-    pf_bucket_unlock(b);
-    pf_self_pop(t, w);
-    ret = -EAGAIN;
-    goto out_crit;
-  }
-  w->key = key;
+/* One wait: claim a node, queue it (H), sleep. */
+static int
+pf_emu_wait_once(const struct pf_req *r, const struct pf_key *key)
+{
+  volatile char here = 0;                   /* this frame, for pf_self_enter */
+  uintptr_t idx = pf_key_bucket(key);
+  struct pf_bucket *b = &pf_table.buckets[idx];
+  struct pf_thread *t;
+  struct pf_waiter *w;
+  int ret;
+
+  if ((ret = pf_waiter_claim(r, (uintptr_t)&here, &t, &w)) < 0)
+    return ret;
+  pthread_cleanup_push(pf_wait_cancelled, w);
+  w->key = *key;
   w->bitset = r->mask;
   AO_store(&w->bucket, idx);
+  w->linked = 0;
+  w->counted = 0;
   AO_store(&w->state, PF_W_QUEUED);
-  pf_queue_append_locked(b, w);
-  pf_bucket_unlock(b);
-
-  pthread_cleanup_push(pf_wait_cancelled, w);
-  pf_crit_exit(&c);
-  ret = pf_waiter_sleep(w, r->dl);
+  AO_fetch_and_add1_full(&b->waiters);                  /* (A) */
+  w->counted = 1;
+  pf_bucket_push(b, w);                                 /* (H) */
+  if (pf_word_load(r->uaddr) != r->val) {
+    /* The word changed: leave again, unless a waker took us first. */
+    if (pf_waiter_leave(w)) {
+      ret = -EAGAIN;
+    } else {
+      AO_t st;
+      pf_emu_port->collect(&w->park);
+      st = AO_load(&w->state);
+      ret = st == PF_W_WAKING ? 0 : -EAGAIN;   /* woken wins; detached: EAGAIN */
+    }
+    AO_store(&w->state, PF_W_IDLE);
+  } else {
+    ret = pf_waiter_sleep(w, r->dl);
+  }
   pthread_cleanup_pop(0);
   pf_self_pop(t, w);
-  if (ret == -EINTR && !r->dl && pf_sig_restartable())
-    goto restart;                                       /* (F) */
   return ret;
+}
 
-out_crit:
-  pf_crit_exit(&c);
-  return ret;
+/* The slow path: queue and sleep, and restart as Linux does (F).  Out of
+ * line, so the mismatch fast path in pf_emu_wait needs no frame. */
+static PF_NOINLINE int
+pf_emu_wait_queued(const struct pf_req *r, struct pf_key key)
+{
+  int ret;
+  for (;;) {
+    ret = pf_emu_wait_once(r, &key);
+    /* futex(2) restarts only untimed waits; futex_wait(2), the clean
+     * call's model, restarts timed ones too (the deadline is absolute). */
+    if (ret != -EINTR || (r->dl && (r->flags & PF_F_LEGACY)) || !pf_sig_restartable())
+      return ret;
+    if (pf_word_load(r->uaddr) != r->val)
+      return -EAGAIN;                                   /* (F) the restart re-reads it */
+  }
 }
 
 int

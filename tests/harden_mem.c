@@ -215,7 +215,7 @@ main(void)
       expect_efault(calls[i].fn, noaccess, what);
       snprintf(what, sizeof what, "%s, timeout on an unmapped page", calls[i].name);
       expect_efault(calls[i].fn, unmapped, what);
-      snprintf(what, sizeof what, "%s, timeout straddling into a PROT_NONE page", calls[i].name);
+      snprintf(what, sizeof what, "%s, timeout starting in a PROT_NONE page, ending in the next", calls[i].name);
       expect_efault(calls[i].fn, readonly - 4, what);
     }
   }

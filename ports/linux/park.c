@@ -13,9 +13,12 @@ pf_fpark_init(void)
   return 0;
 }
 
+static const unsigned int pf_fpark_gen = 1;   /* nothing to set up */
+
 static int
 pf_fpark_prepare(struct pf_parker *p)
 {
+  p->gen = pf_fpark_gen;
   AO_int_store(&p->word, 0);
   return 0;
 }
@@ -69,6 +72,7 @@ pf_fpark_collect(struct pf_parker *p)
 
 const struct pf_port pf_port_futex = {
   .name = "futex",
+  .gen = &pf_fpark_gen,
   .init = pf_fpark_init,
   .prepare = pf_fpark_prepare,
   .park = pf_fpark_park,

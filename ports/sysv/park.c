@@ -370,6 +370,7 @@ pf_sysv_unpark(struct pf_parker *p)
 
 const struct pf_port pf_port_sysv = {
   .name = "sysv",
+  .gen = &pf_sysv_gen,
   .init = pf_sysv_init,
   .prepare = pf_sysv_prepare,
   .park = pf_sysv_park,
