@@ -105,7 +105,8 @@ struct pf_waiter {
                                       written under that bucket's lock (requeue: both) */
   AO_t state;                      /* PF_W_*, see the transition table */
   struct pf_waiter *wake_next;     /* the waker's private list once unlinked */
-  uintptr_t frame;                 /* the owning wait's stack frame (thread.c) */
+  volatile uintptr_t frame;        /* the owning wait's stack frame (thread.c); volatile:
+                                      a handler of the owner reads it (wait.c (H)) */
   struct pf_parker park;           /* the port's */
 };
 
@@ -119,7 +120,8 @@ struct pf_waiter {
 struct pf_thread {
   struct pf_thread *next;          /* pool links (all records / free list) */
   struct pf_thread *next_free;
-  unsigned int depth;              /* waits in progress: nodes[0..depth); owner only */
+  volatile unsigned int depth;     /* waits in progress: nodes[0..depth); the owner and
+                                      its signal handlers only (volatile: in program order) */
   int ephemeral;                   /* taken after the thread's key destructor ran:
                                       back to the pool when depth returns to 0 */
   struct pf_waiter nodes[PF_NEST_MAX];

@@ -194,10 +194,22 @@ pf_waiter_abandon(struct pf_waiter *w)
 void
 pf_self_pop(struct pf_thread *t, struct pf_waiter *w)
 {
-  PF_ASSERT(t->depth > 0 && &t->nodes[t->depth - 1] == w);
+  unsigned int idx = (unsigned int)(w - t->nodes);
+  PF_ASSERT(idx < t->depth);
+  if (PF_UNLIKELY(t->depth != idx + 1)) {
+    /* Waits above ours were started by a handler that interrupted ours and
+     * left them by a siglongjmp inside the handler: their frames are gone. */
+    struct pf_crit c;
+    pf_crit_enter(&c);
+    while (t->depth > idx + 1) {
+      pf_waiter_abandon(&t->nodes[t->depth - 1]);
+      t->depth--;
+    }
+    pf_crit_exit(&c);
+  }
   AO_store(&w->state, PF_W_IDLE);
-  t->depth--;
-  if (t->depth == 0 && t->ephemeral) {
+  t->depth = idx;
+  if (idx == 0 && t->ephemeral) {
     struct pf_crit c;
     pf_crit_enter(&c);
     if (pf_self == t && t->depth == 0) {

@@ -132,7 +132,7 @@ pf_wait_cancelled(void *arg)
   struct pf_thread *t = pf_self_peek();
   struct pf_crit c;
   pf_crit_enter(&c);
-  if (t && t->depth > 0 && &t->nodes[t->depth - 1] == w) {
+  if (t && w >= t->nodes && w < t->nodes + t->depth) {
     pf_waiter_abandon(w);
     pf_self_pop(t, w);
   }
