@@ -17,7 +17,6 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -100,6 +99,23 @@ pf_os_probe_write(const void *p)
   return pf_mem_populate(p) == 0 ? 0 : -EFAULT;
 }
 
+/* A hexadecimal number at *s (no locale, no stdio: callable from a signal
+ * handler); *s moves past it. */
+static unsigned long
+pf_mem_hex(const char **s)
+{
+  unsigned long v = 0;
+  for (;; (*s)++) {
+    char c = **s;
+    if (c >= '0' && c <= '9')
+      v = v * 16 + (unsigned long)(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      v = v * 16 + (unsigned long)(c - 'a' + 10);
+    else
+      return v;
+  }
+}
+
 /* Read /proc/self/maps for the mapping holding p: 1 when it is readable and
  * either shared or backed by a file, 0 otherwise (private anonymous or not
  * readable), -1 when it cannot be told. */
@@ -119,14 +135,22 @@ pf_mem_mapping_keyable(uintptr_t a)
     len += (size_t)got;
     buf[len] = '\0';
     for (line = buf; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
-      unsigned long lo, hi, inode = 0;
-      char perms[8] = "";
+      /* "lo-hi perms offset dev inode path": fields by spaces */
+      const char *q = line, *perms;
+      unsigned long lo, hi;
+      int field;
       *nl = '\0';
-      if (sscanf(line, "%lx-%lx %7s %*s %*s %lu", &lo, &hi, perms, &inode) >= 3
-          && a >= lo && a < hi) {
-        ret = perms[0] == 'r' && (perms[3] == 's' || inode != 0);
-        goto out;
-      }
+      lo = pf_mem_hex(&q);
+      if (*q++ != '-')
+        continue;
+      hi = pf_mem_hex(&q);
+      if (*q++ != ' ' || a < lo || a >= hi)
+        continue;
+      perms = q;
+      for (field = 0; field < 3 && *q; q++)   /* past perms, offset, dev */
+        field += *q == ' ';
+      ret = perms[0] == 'r' && (perms[3] == 's' || (*q && *q != '0'));
+      goto out;
     }
     len -= (size_t)(line - buf);       /* keep the unfinished line */
     memmove(buf, line, len);
