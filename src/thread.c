@@ -259,29 +259,12 @@ pf_self_enter(uintptr_t frame)
   }
 }
 
-#if defined(__SANITIZE_ADDRESS__)
-# define PF_ASAN 1
-#elif defined(__has_feature)
-# if __has_feature(address_sanitizer)
-#  define PF_ASAN 1
-# endif
-#endif
-#ifdef PF_ASAN
-void __asan_handle_no_return(void);
-#endif
-
 /* The key destructor: the thread is exiting. */
 static void
 pf_thread_exit(void *arg)
 {
   struct pf_thread *t = arg;
   struct pf_crit c;
-#ifdef PF_ASAN
-  /* After an asynchronous cancellation, AddressSanitizer still has the
-   * unwound frames' redzones poisoned (it cannot see an unwind that starts
-   * in a signal handler), and this destructor runs where they were. */
-  __asan_handle_no_return();
-#endif
   pf_crit_enter(&c);
   if (t == pf_self) {
     while (t->depth > 0) {

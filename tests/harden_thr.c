@@ -124,6 +124,15 @@ case_cancel_storm(void)
 {
   pthread_t t[6];
   unsigned int seed = 12345, i, round, extra = 0;
+#if defined(__SANITIZE_ADDRESS__)
+  /* AddressSanitizer cannot follow an unwind that starts in a signal
+   * handler (asynchronous cancellation): the unwound frames' redzones stay
+   * poisoned, and the thread's later frames (its key destructors, in libc
+   * and here) trip false stack-buffer reports.  The single async cases
+   * above run under it; the storm does not. */
+  skip("asynchronous cancellation storm: AddressSanitizer cannot follow the unwind");
+  return;
+#endif
   for (i = 0; i < 6; i++)
     if (pthread_create(&t[i], NULL, storm_waiter, (void *)(uintptr_t)i) != 0)
       sysbail("pthread_create");
