@@ -26,8 +26,11 @@
 # define MADV_POPULATE_WRITE 23
 #endif
 
-static int pf_mem_vm_ok = 1;        /* process_vm_readv works here (else plain copies) */
-static int pf_mem_populate_ok = -1; /* MADV_POPULATE_WRITE known here: -1 unknown */
+/* Facts learnt once, racily but idempotently (every thread learns the
+ * same), through atomic loads and stores. */
+static unsigned int pf_mem_vm_broken;       /* process_vm_readv refused: plain copies */
+static unsigned int pf_mem_populate_state; /* MADV_POPULATE_WRITE: 0 unknown, 1 no, 2 yes */
+static AO_t pf_mem_pagesize;
 
 int
 pf_os_copy_in(void *dst, const void *src, size_t n)
@@ -37,7 +40,7 @@ pf_os_copy_in(void *dst, const void *src, size_t n)
 
   if (pf_addr_unreadable(src))
     return -EFAULT;
-  if (!pf_mem_vm_ok) {
+  if (AO_int_load(&pf_mem_vm_broken)) {
     memcpy(dst, src, n);
     return 0;
   }
@@ -51,7 +54,7 @@ pf_os_copy_in(void *dst, const void *src, size_t n)
   if (got >= 0 || errno == EFAULT)
     return -EFAULT;     /* short: the object straddles into an unreadable page */
   /* ENOSYS (an emulator), EPERM (a seccomp policy): plain copies from now on. */
-  pf_mem_vm_ok = 0;
+  AO_int_store(&pf_mem_vm_broken, 1);
   memcpy(dst, src, n);
   return 0;
 }
@@ -59,23 +62,26 @@ pf_os_copy_in(void *dst, const void *src, size_t n)
 static uintptr_t
 pf_mem_page(const void *p)
 {
-  static long pagesize;
-  if (!pagesize)
-    pagesize = sysconf(_SC_PAGESIZE);
-  return (uintptr_t)p & ~((uintptr_t)pagesize - 1);
+  AO_t size = AO_load(&pf_mem_pagesize);
+  if (!size) {
+    size = (AO_t)sysconf(_SC_PAGESIZE);
+    AO_store(&pf_mem_pagesize, size);
+  }
+  return (uintptr_t)p & ~((uintptr_t)size - 1);
 }
 
 static int
 pf_mem_populate_known(void)
 {
-  if (pf_mem_populate_ok < 0) {
+  unsigned int v = AO_int_load(&pf_mem_populate_state);
+  if (v == 0) {
     static uint32_t probe_word;
     int saved = errno;
-    pf_mem_populate_ok =
-      madvise((void *)pf_mem_page(&probe_word), 1, MADV_POPULATE_WRITE) == 0;
+    v = madvise((void *)pf_mem_page(&probe_word), 1, MADV_POPULATE_WRITE) == 0 ? 2 : 1;
     errno = saved;
+    AO_int_store(&pf_mem_populate_state, v);
   }
-  return pf_mem_populate_ok;
+  return v == 2;
 }
 
 /* 0 writable, -EINVAL no write permission, -ENOMEM unmapped, -EFAULT. */

@@ -16,13 +16,13 @@
 
 static unsigned int pft_watchdog_secs = 60;
 
-static volatile pid_t pft_watchdog_tid;
+static pid_t pft_watchdog_tid;
 
 static void *
 pft_watchdog_main(void *arg)
 {
   struct timespec ts;
-  pft_watchdog_tid = (pid_t)syscall(SYS_gettid);
+  __atomic_store_n(&pft_watchdog_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
   ts.tv_sec = (time_t)(uintptr_t)arg;
   ts.tv_nsec = 0;
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
@@ -51,9 +51,9 @@ pft_watchdog(unsigned int seconds)
   pthread_detach(t);
   /* Return once it sleeps: a fork right after this must not copy a lock
    * (ASan's allocator, say) the new thread holds while it starts. */
-  while (!pft_watchdog_tid)
+  while (!__atomic_load_n(&pft_watchdog_tid, __ATOMIC_SEQ_CST))
     sched_yield();
-  pft_wait_asleep(pft_watchdog_tid);
+  pft_wait_asleep(__atomic_load_n(&pft_watchdog_tid, __ATOMIC_SEQ_CST));
 }
 
 pid_t
