@@ -13,18 +13,6 @@ static void on_norestart(int sig) { (void)sig; hits_norestart++; }
 static void on_restart(int sig) { (void)sig; hits_restart++; }
 static void on_timed(int sig) { (void)sig; hits_timed++; }
 
-static void
-install(int sig, void (*fn)(int), int flags)
-{
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = fn;
-  sa.sa_flags = flags;
-  sigemptyset(&sa.sa_mask);
-  if (sigaction(sig, &sa, NULL) != 0)
-    sysbail("sigaction");
-}
-
 int
 main(void)
 {
@@ -43,7 +31,7 @@ main(void)
    * sysv port decides restarts process-wide, see ports/sysv/park.c). */
 
   /* 1: no SA_RESTART */
-  install(SIGUSR1, on_norestart, 0);
+  pft_install(SIGUSR1, on_norestart, 0);
   pft_waiter_start(&a);
   pthread_kill(a.thread, SIGUSR1);
   pft_waiter_join(&a);
@@ -53,7 +41,7 @@ main(void)
   signal(SIGUSR1, SIG_DFL);
 
   /* 2: SA_RESTART, untimed: restarted */
-  install(SIGUSR2, on_restart, SA_RESTART);
+  pft_install(SIGUSR2, on_restart, SA_RESTART);
   pft_waiter_start(&b);
   pthread_kill(b.thread, SIGUSR2);
   while (hits_restart == 0 && !__atomic_load_n(&b.done, __ATOMIC_SEQ_CST))
@@ -71,7 +59,7 @@ main(void)
   signal(SIGUSR2, SIG_DFL);
 
   /* 3: SA_RESTART, timed: not restarted */
-  install(SIGURG, on_timed, SA_RESTART);
+  pft_install(SIGURG, on_timed, SA_RESTART);
   pft_waiter_start(&c);
   pthread_kill(c.thread, SIGURG);
   pft_waiter_join(&c);

@@ -485,25 +485,6 @@ ex_case_library_limit(int sysv)
   is_int(0, bad_ret, "every woken wait returned 0");
 }
 
-/* Wait until every other thread of this process (the watchdog) sleeps.
- * A fork while a thread is still starting can copy a lock held inside a
- * sanitizer's allocator into the child, which then hangs in its first
- * malloc (seen with ASan). */
-static void
-ex_settle_threads(void)
-{
-  DIR *d = opendir("/proc/self/task");
-  struct dirent *e;
-  pid_t self = pft_gettid();
-  if (!d)
-    return;
-  while ((e = readdir(d)) != NULL) {
-    pid_t t = (pid_t)atoi(e->d_name);
-    if (t > 0 && t != self)
-      pft_wait_asleep(t);
-  }
-  closedir(d);
-}
 
 int
 main(void)
@@ -516,7 +497,7 @@ main(void)
 
   /* (a) first: its child must start the library itself, so the parent has
    * not used it yet. */
-  ex_settle_threads();
+  pft_settle_threads();
   ex_case_system_limit();
 
   /* (b): lowered before the parent's first use. */

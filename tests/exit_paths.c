@@ -419,25 +419,6 @@ ep_check_exercise(int c)
   ep_check_status(&res, c);
 }
 
-/* Wait until every other thread of this process (the watchdog) sleeps.
- * A fork while a thread is still starting can copy a lock held inside a
- * sanitizer's allocator into the child, which then hangs in its first
- * malloc (seen with ASan). */
-static void
-ep_settle_threads(void)
-{
-  DIR *d = opendir("/proc/self/task");
-  struct dirent *e;
-  pid_t self = pft_gettid();
-  if (!d)
-    return;
-  while ((e = readdir(d)) != NULL) {
-    pid_t t = (pid_t)atoi(e->d_name);
-    if (t > 0 && t != self)
-      pft_wait_asleep(t);
-  }
-  closedir(d);
-}
 
 int
 main(void)
@@ -452,7 +433,7 @@ main(void)
   pft_watchdog(60);
 
   /* The parent never touches the library before the forks. */
-  ep_settle_threads();
+  pft_settle_threads();
   ep_check_exercise(EP_CASE_A);
   ep_check_exercise(EP_CASE_B);
 #ifdef EP_HAVE_LATE_DESTRUCTOR

@@ -24,18 +24,6 @@
 #define WAKE 1
 #define PRIV 128
 
-static void
-install(int sig, void (*fn)(int), int flags)
-{
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = fn;
-  sa.sa_flags = flags;
-  sigemptyset(&sa.sa_mask);
-  if (sigaction(sig, &sa, NULL) != 0)
-    sysbail("sigaction");
-}
-
 /* ---- 1: handler ops on the locks its own thread holds ------------------- */
 static uint32_t qa, qb;
 static volatile sig_atomic_t storm_hits;
@@ -77,7 +65,7 @@ case_storm(void)
   pthread_t worker;
   int i, woken, sent;
 
-  install(SIGUSR1, on_storm, SA_RESTART);
+  pft_install(SIGUSR1, on_storm, SA_RESTART);
   for (i = 0; i < 2; i++) {
     memset(&ws[i], 0, sizeof ws[i]);
     ws[i].uaddr = &qa;
@@ -149,8 +137,8 @@ case_nested(int flags, int restart, const char *what)
   nest_flags = flags;
   inner_stage = inner2_stage = 0;
   inner_ret = inner2_ret = 99;
-  install(SIGUSR1, on_nest, restart ? SA_RESTART : 0);
-  install(SIGUSR2, on_nest2, restart ? SA_RESTART : 0);
+  pft_install(SIGUSR1, on_nest, restart ? SA_RESTART : 0);
+  pft_install(SIGUSR2, on_nest2, restart ? SA_RESTART : 0);
   w.uaddr = &n1;
   w.op_flags = flags;
   pft_waiter_start(&w);
@@ -221,7 +209,7 @@ case_restart(void)
   static const int ops[] = { WAIT, 9, 9 | 256 };
   static const char *const names[] = { "FUTEX_WAIT", "WAIT_BITSET", "WAIT_BITSET|CLOCK_REALTIME" };
   int i, f;
-  install(SIGURG, on_change, SA_RESTART);
+  pft_install(SIGURG, on_change, SA_RESTART);
   for (f = 0; f < 2; f++) {
     for (i = 0; i < 3; i++) {
       struct pft_waiter w;
@@ -302,7 +290,7 @@ case_longjmp(void)
 {
   long res[2] = { 99, 99 };
   pthread_t t;
-  install(SIGUSR1, on_jump, 0);
+  pft_install(SIGUSR1, on_jump, 0);
   if (pthread_create(&t, NULL, jumper, res) != 0)
     sysbail("pthread_create");
   /* Wait until the jumper sleeps in its wait, then jump it out. */

@@ -266,25 +266,6 @@ rc_run(int route, struct rc_stats *s)
   rc_sample(s, s->children, 0);
 }
 
-/* Wait until every other thread of this process (the watchdog) sleeps.
- * A fork while a thread is still starting can copy a lock held inside a
- * sanitizer's allocator into the child, which then hangs in its first
- * malloc (seen with ASan). */
-static void
-rc_settle_threads(void)
-{
-  DIR *d = opendir("/proc/self/task");
-  struct dirent *e;
-  pid_t self = pft_gettid();
-  if (!d)
-    return;
-  while ((e = readdir(d)) != NULL) {
-    pid_t t = (pid_t)atoi(e->d_name);
-    if (t > 0 && t != self)
-      pft_wait_asleep(t);
-  }
-  closedir(d);
-}
 
 int
 main(int argc, char **argv)
@@ -322,7 +303,7 @@ main(int argc, char **argv)
   pft_watchdog(60);
 
   memset(&s, 0, sizeof s);
-  rc_settle_threads();
+  pft_settle_threads();
   start = rc_count_sets();
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (i = 0; i < RC_CHILDREN; i++) {

@@ -99,27 +99,6 @@ report(struct outcome *o, int stage)
     _exit(3);
 }
 
-#ifndef PFT_TSAN
-/* Fork only while every other thread of this process (the watchdog) is
- * asleep: a thread that is still starting may hold an allocator lock
- * (ASan's allocator is not fork-safe) that the child would inherit held. */
-static void
-settle_threads(void)
-{
-  DIR *d = opendir("/proc/self/task");
-  struct dirent *e;
-  pid_t self = pft_gettid();
-  if (!d)
-    return;
-  while ((e = readdir(d)) != NULL) {
-    pid_t t = (pid_t)atoi(e->d_name);
-    if (t > 0 && t != self)
-      pft_wait_asleep(t);
-  }
-  closedir(d);
-}
-#endif
-
 static struct outcome
 run_child(case_fn fn, const struct rcase *c)
 {
@@ -135,7 +114,7 @@ run_child(case_fn fn, const struct rcase *c)
     if (pipe(fds) != 0)
       sysbail("pipe");
     fflush(stdout);
-    settle_threads();
+    pft_settle_threads();
     pid = fork();
     if (pid < 0)
       sysbail("fork");

@@ -417,18 +417,6 @@ storm_main(void *arg)
 }
 
 static void
-install(int sig, void (*fn)(int), int flags)
-{
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = fn;
-  sa.sa_flags = flags;
-  sigemptyset(&sa.sa_mask);
-  if (sigaction(sig, &sa, NULL) != 0)
-    sysbail("sigaction");
-}
-
-static void
 run_variant(int v)
 {
   const struct variant *c = &variants[v];
@@ -453,7 +441,7 @@ run_variant(int v)
   in_call = 0;
   worker_wakes = worker_bad = worker_timedout = worker_eintr = 0;
   h_hits = h_inside = h_wakes = h_bad = 0;
-  install(SIGUSR1, on_storm, c->restart ? SA_RESTART : 0);
+  pft_install(SIGUSR1, on_storm, c->restart ? SA_RESTART : 0);
 
   memset(helpers, 0, sizeof helpers);
   for (i = 0; i < NHELP; i++) {

@@ -176,18 +176,6 @@ x_main(void *arg)
 }
 
 static void
-install(int sig, void (*fn)(int), int flags)
-{
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = fn;
-  sa.sa_flags = flags;
-  sigemptyset(&sa.sa_mask);
-  if (sigaction(sig, &sa, NULL) != 0)
-    sysbail("sigaction");
-}
-
-static void
 run_case(int n)
 {
   char tag[120], what[200];
@@ -272,7 +260,7 @@ main(int argc, char **argv)
   PFT_SKIP_UNDER_TSAN();
   plan_lazy();
   pft_watchdog(60);
-  install(SIGUSR1, on_sig, 0);
+  pft_install(SIGUSR1, on_sig, 0);
   for (n = 0; n < NCASES; n++)
     if (!only || only == n + 1)
       run_case(n);

@@ -140,18 +140,6 @@ t_main(void *arg)
   return NULL;
 }
 
-static void
-install(int sig, void (*fn)(int), int flags)
-{
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = fn;
-  sa.sa_flags = flags;
-  sigemptyset(&sa.sa_mask);
-  if (sigaction(sig, &sa, NULL) != 0)
-    sysbail("sigaction");
-}
-
 static int
 flag(int *p)
 {
@@ -288,7 +276,7 @@ run_case(int n)
     *lv[i].word = 0;
   }
   for (i = 0; i < c->depth - 1; i++)
-    install(sigs[i], on_sig, c->restart ? SA_RESTART : 0);
+    pft_install(sigs[i], on_sig, c->restart ? SA_RESTART : 0);
   t_started = 0;
   if (pthread_create(&t, NULL, t_main, NULL) != 0)
     sysbail("pthread_create");

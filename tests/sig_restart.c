@@ -51,18 +51,6 @@ on_sig(int sig)
   errno = e;
 }
 
-static void
-install(int sig, void (*fn)(int), int flags)
-{
-  struct sigaction sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sa_handler = fn;
-  sa.sa_flags = flags;
-  sigemptyset(&sa.sa_mask);
-  if (sigaction(sig, &sa, NULL) != 0)
-    sysbail("sigaction");
-}
-
 static long
 do_wait(uint32_t *w, int api, int shared)
 {
@@ -236,7 +224,7 @@ main(int argc, char **argv)
   pft_watchdog(60);
   /* The process's only handler has SA_RESTART (the emulation decides
    * restarts from the handlers installed). */
-  install(SIGUSR1, on_sig, SA_RESTART);
+  pft_install(SIGUSR1, on_sig, SA_RESTART);
   for (change = 1; change >= 0; change--)
     for (shared = 0; shared <= 1; shared++)
       for (api = 0; api < API_N; api++) {

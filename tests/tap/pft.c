@@ -1,6 +1,7 @@
 /* pft.c - pfutex test helpers. */
 #include "pft.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
@@ -98,6 +99,34 @@ pft_wait_asleep(pid_t tid)
     sched_yield();
     usleep(200);
   }
+}
+
+void
+pft_install(int sig, void (*fn)(int), int flags)
+{
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = fn;
+  sa.sa_flags = flags;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(sig, &sa, NULL) != 0)
+    sysbail("sigaction");
+}
+
+void
+pft_settle_threads(void)
+{
+  DIR *d = opendir("/proc/self/task");
+  struct dirent *e;
+  pid_t self = pft_gettid();
+  if (!d)
+    return;
+  while ((e = readdir(d)) != NULL) {
+    pid_t t = (pid_t)atoi(e->d_name);
+    if (t > 0 && t != self)
+      pft_wait_asleep(t);
+  }
+  closedir(d);
 }
 
 int

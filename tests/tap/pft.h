@@ -40,6 +40,14 @@ pid_t pft_gettid(void);
  * within the watchdog. */
 int pft_wait_asleep(pid_t tid);
 
+/* Install a plain handler for sig with sa_flags `flags` (bails on error). */
+void pft_install(int sig, void (*fn)(int), int flags);
+
+/* Return once every other thread of this process sleeps: fork only then
+ * (a thread still starting may hold a lock inside a sanitizer's allocator,
+ * which the child would inherit held). */
+void pft_settle_threads(void);
+
 /* Is the named backend the emulation? */
 int pft_backend_is_emu(void);
 
