@@ -76,8 +76,12 @@ pf_cancel_restore(const struct pf_cancel *c)
 void
 pf_crit_enter(struct pf_crit *c)
 {
-  pthread_sigmask(SIG_BLOCK, &pf_crit_all, &c->mask);
+  /* Cancellation off first: with asynchronous cancellation enabled only
+   * pthread_setcancelstate/type are safe to call (POSIX), and a
+   * cancellation that struck inside pthread_sigmask (an interceptor of a
+   * sanitizer's, say) could leave a lock of its held. */
   pf_cancel_off(&c->cancel);
+  pthread_sigmask(SIG_BLOCK, &pf_crit_all, &c->mask);
 }
 
 void
@@ -334,7 +338,9 @@ static int
 pf_sig_handlers(int restart_only)
 {
   sigset_t blocked;
-  int sig;
+  struct pf_cancel cancel;
+  int sig, ret = 0;
+  pf_cancel_off(&cancel);   /* sigaction is no async-cancel-safe call */
   if (pthread_sigmask(SIG_BLOCK, NULL, &blocked) != 0)
     sigemptyset(&blocked);
   for (sig = 1; sig < NSIG; sig++) {
@@ -347,10 +353,13 @@ pf_sig_handlers(int restart_only)
     if (sigismember(&blocked, sig) == 1 || sigaction(sig, NULL, &sa) != 0)
       continue;
     if ((sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
-      if (!restart_only || !(sa.sa_flags & SA_RESTART))
-        return 1;
+      if (!restart_only || !(sa.sa_flags & SA_RESTART)) {
+        ret = 1;
+        break;
+      }
   }
-  return 0;
+  pf_cancel_restore(&cancel);
+  return ret;
 }
 
 int
