@@ -146,6 +146,11 @@ struct pf_crit {
   sigset_t mask;
   struct pf_cancel cancel;
 };
+/* Every signal but the synchronous faults (SIGSEGV, SIGBUS, SIGFPE, SIGILL,
+ * SIGTRAP, SIGSYS): a fault raised while they are blocked kills the process
+ * instead of reaching its handler, and a fault's handler runs on the
+ * faulting thread, never on one asleep.  Set by pf_thread_init. */
+extern sigset_t pf_sig_nonfault;
 void pf_crit_enter(struct pf_crit *c);
 void pf_crit_exit(struct pf_crit *c);
 
@@ -274,6 +279,11 @@ pf_emu_wake_idle(uint32_t *uaddr, unsigned int flags)
   return pf_key_make(uaddr, flags, &key) == 0 && pf_emu_nobody_waits(&key, &b);
 }
 
+/* Test-and-test-and-set spinlocks that yield the CPU when the holder seems
+ * preempted: the bucket locks, and the engine's and ports' small pools
+ * (taken only inside a critical section, so a handler never meets one held). */
+void pf_spin_lock(AO_t *l);
+void pf_spin_unlock(AO_t *l);
 void pf_bucket_lock(struct pf_bucket *b);
 void pf_bucket_unlock(struct pf_bucket *b);
 void pf_bucket_lock2(uintptr_t i1, uintptr_t i2);

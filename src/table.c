@@ -68,17 +68,29 @@ pf_cpu_relax(unsigned int *spins)
  * the holder seems preempted.  Critical sections are a few dozen
  * instructions and never make a system call. */
 void
-pf_bucket_lock(struct pf_bucket *b)
+pf_spin_lock(AO_t *l)
 {
   unsigned int spins = 0;
-  while (AO_load(&b->lock) != 0 || !AO_compare_and_swap_acquire(&b->lock, 0, 1))
+  while (AO_load(l) != 0 || !AO_compare_and_swap_acquire(l, 0, 1))
     pf_cpu_relax(&spins);
+}
+
+void
+pf_spin_unlock(AO_t *l)
+{
+  AO_store_release(l, 0);
+}
+
+void
+pf_bucket_lock(struct pf_bucket *b)
+{
+  pf_spin_lock(&b->lock);
 }
 
 void
 pf_bucket_unlock(struct pf_bucket *b)
 {
-  AO_store_release(&b->lock, 0);
+  pf_spin_unlock(&b->lock);
 }
 
 /* Two buckets, in index order (indices, not addresses: a shared table is

@@ -46,7 +46,7 @@ static PF_TLS struct pf_thread *pf_self;    /* this thread's record, or NULL */
 static PF_TLS int pf_self_exited;           /* its key destructor has run */
 
 static pthread_key_t pf_thread_key;
-static sigset_t pf_crit_all;                /* every signal but the synchronous faults */
+sigset_t pf_sig_nonfault;                   /* emu.h */
 
 /* The pool.  pf_pool_lock is a spinlock taken only inside a critical
  * section (signals blocked), so a handler never meets it held. */
@@ -81,7 +81,7 @@ pf_crit_enter(struct pf_crit *c)
    * cancellation that struck inside pthread_sigmask (an interceptor of a
    * sanitizer's, say) could leave a lock of its held. */
   pf_cancel_off(&c->cancel);
-  pthread_sigmask(SIG_BLOCK, &pf_crit_all, &c->mask);
+  pthread_sigmask(SIG_BLOCK, &pf_sig_nonfault, &c->mask);
 }
 
 void
@@ -94,20 +94,6 @@ pf_crit_exit(struct pf_crit *c)
 }
 
 /* ---- The pool ------------------------------------------------------------ */
-
-static void
-pf_pool_lock_take(void)
-{
-  unsigned int spins = 0;
-  while (AO_load(&pf_pool_lock) != 0 || !AO_compare_and_swap_acquire(&pf_pool_lock, 0, 1))
-    pf_cpu_relax(&spins);
-}
-
-static void
-pf_pool_lock_drop(void)
-{
-  AO_store_release(&pf_pool_lock, 0);
-}
 
 /* A chunk of records from the system: mmap (async-signal-safe, unlike
  * malloc), never unmapped. */
@@ -135,12 +121,12 @@ static struct pf_thread *
 pf_pool_take(void)
 {
   struct pf_thread *t = NULL;
-  pf_pool_lock_take();
+  pf_spin_lock(&pf_pool_lock);
   if (pf_pool_free || pf_pool_grow_locked() == 0) {
     t = pf_pool_free;
     pf_pool_free = t->next_free;
   }
-  pf_pool_lock_drop();
+  pf_spin_unlock(&pf_pool_lock);
   if (t) {
     t->depth = 0;
     t->ephemeral = 0;
@@ -151,10 +137,10 @@ pf_pool_take(void)
 static void
 pf_pool_give(struct pf_thread *t)
 {
-  pf_pool_lock_take();
+  pf_spin_lock(&pf_pool_lock);
   t->next_free = pf_pool_free;
   pf_pool_free = t;
-  pf_pool_lock_drop();
+  pf_spin_unlock(&pf_pool_lock);
 }
 
 struct pf_thread *
@@ -319,9 +305,11 @@ pf_thread_init(void)
 {
   static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
   size_t i;
-  sigfillset(&pf_crit_all);
+  sigfillset(&pf_sig_nonfault);
+  sigdelset(&pf_sig_nonfault, SIGKILL);
+  sigdelset(&pf_sig_nonfault, SIGSTOP);
   for (i = 0; i < sizeof faults / sizeof faults[0]; i++)
-    sigdelset(&pf_crit_all, faults[i]);
+    sigdelset(&pf_sig_nonfault, faults[i]);
   if (pthread_key_create(&pf_thread_key, pf_thread_exit) != 0)
     return -ENOMEM;
   if (pthread_atfork(NULL, NULL, pf_thread_atfork_child) != 0)
@@ -347,10 +335,8 @@ pf_sig_handlers(int restart_only)
     struct sigaction sa;
     /* Fault signals are raised by the faulting thread itself, which was
      * asleep: their handlers (a sanitizer's, say) do not count. */
-    if (sig == SIGKILL || sig == SIGSTOP || sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE
-        || sig == SIGILL || sig == SIGTRAP || sig == SIGSYS)
-      continue;
-    if (sigismember(&blocked, sig) == 1 || sigaction(sig, NULL, &sa) != 0)
+    if (sigismember(&pf_sig_nonfault, sig) != 1 || sigismember(&blocked, sig) == 1
+        || sigaction(sig, NULL, &sa) != 0)
       continue;
     if ((sa.sa_flags & SA_SIGINFO) || (sa.sa_handler != SIG_DFL && sa.sa_handler != SIG_IGN))
       if (!restart_only || !(sa.sa_flags & SA_RESTART)) {

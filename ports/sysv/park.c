@@ -88,20 +88,6 @@ union semun {
 };
 #endif
 
-static void
-pf_sysv_lock_take(void)
-{
-  unsigned int spins = 0;
-  while (AO_load(&pf_sysv_lock) != 0 || !AO_compare_and_swap_acquire(&pf_sysv_lock, 0, 1))
-    pf_cpu_relax(&spins);
-}
-
-static void
-pf_sysv_lock_drop(void)
-{
-  AO_store_release(&pf_sysv_lock, 0);
-}
-
 /* Remove the sets of processes that are gone.  At init, any set tagged
  * with our own pid was left by an earlier image of this process (exec). */
 static void
@@ -197,7 +183,7 @@ static int
 pf_sysv_setup(struct pf_parker *p)
 {
   int ret = 0;
-  pf_sysv_lock_take();
+  pf_spin_lock(&pf_sysv_lock);
   if (pf_sysv_used == PF_SYSV_SET_SIZE) {
     int max = pf_sysv_max_sets < PF_SYSV_MAX_SETS ? pf_sysv_max_sets : PF_SYSV_MAX_SETS;
     if (pf_sysv_nsets >= max) {
@@ -214,7 +200,7 @@ pf_sysv_setup(struct pf_parker *p)
     p->gen = pf_sysv_gen;
     p->cnt = p->cnt_next = 0;
   }
-  pf_sysv_lock_drop();
+  pf_spin_unlock(&pf_sysv_lock);
   return ret;
 }
 
@@ -302,17 +288,12 @@ pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
      * point and a futex wait is not: cancellation is disabled around each
      * nap and let in between naps, where an asynchronous cancellation
      * pending meanwhile acts (the wait's cleanup handler is in place). */
-    static const int faults[] = { SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS };
     long nap = 50000;
-    sigset_t all, orig;
-    size_t i;
+    sigset_t orig;
     int ret;
     struct pf_cancel cancel;
 
-    sigfillset(&all);
-    for (i = 0; i < sizeof faults / sizeof faults[0]; i++)
-      sigdelset(&all, faults[i]);
-    pthread_sigmask(SIG_BLOCK, &all, &orig);
+    pthread_sigmask(SIG_BLOCK, &pf_sig_nonfault, &orig);
     pf_cancel_off(&cancel);
     op[0].sem_flg = op[1].sem_flg = IPC_NOWAIT;
     for (;;) {
@@ -342,7 +323,7 @@ pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
         pthread_sigmask(SIG_SETMASK, &orig, NULL);
         pf_cancel_restore(&cancel);
         pf_cancel_off(&cancel);
-        pthread_sigmask(SIG_BLOCK, &all, NULL);
+        pthread_sigmask(SIG_BLOCK, &pf_sig_nonfault, NULL);
       }
     }
     pthread_sigmask(SIG_SETMASK, &orig, NULL);
