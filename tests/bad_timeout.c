@@ -125,28 +125,11 @@ run_child(call_fn fn, const void *arg)
 #endif
 }
 
-static const char *
-errname(int e)
-{
-  switch (e) {
-  case 0: return "0";
-  case EFAULT: return "EFAULT";
-  case EINVAL: return "EINVAL";
-  case ENOSYS: return "ENOSYS";
-  case EAGAIN: return "EAGAIN";
-  case ETIMEDOUT: return "ETIMEDOUT";
-  case EINTR: return "EINTR";
-  case EPERM: return "EPERM";
-  case EDEADLK: return "EDEADLK";
-  default: return strerror(e);
-  }
-}
-
 static void
 describe(char *buf, size_t n, long ret, int err)
 {
   if (ret == -1)
-    snprintf(buf, n, "-1/%s", errname(err));
+    snprintf(buf, n, "-1/%s", pft_errname(err));
   else
     snprintf(buf, n, "%ld", ret);
 }

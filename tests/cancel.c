@@ -46,23 +46,15 @@ static const int under_tsan = 1;
 static const int under_tsan = 0;
 #endif
 
-static long long
-now_ns(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* Poll *flag until it is set, at most ms milliseconds (times the timeout
  * scale): 1 if it was set.  A bound, not a synchronisation: the flag is the
  * state waited for. */
 static int
 wait_flag(volatile int *flag, long ms)
 {
-  long long end = now_ns() + (long long)ms * scale * 1000000LL;
+  long long end = pft_now_ns() + (long long)ms * scale * 1000000LL;
   while (!__atomic_load_n(flag, __ATOMIC_SEQ_CST)) {
-    if (now_ns() > end)
+    if (pft_now_ns() > end)
       return 0;
     usleep(100);
   }
@@ -139,7 +131,7 @@ cw_body(struct cw *w)
     pft_timespec_add_ns(&ts, (long long)w->timeout_ms * 1000000LL);
   }
   w->tid = pft_gettid();
-  w->t0 = now_ns();
+  w->t0 = pft_now_ns();
   __atomic_store_n(&w->started, 1, __ATOMIC_SEQ_CST);
   if (w->async)
     pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
@@ -161,7 +153,7 @@ cw_body(struct cw *w)
   e = errno;
   if (w->async)
     pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &old);
-  w->t1 = now_ns();
+  w->t1 = pft_now_ns();
   w->ret = r;
   w->err = e;
   __atomic_store_n(&w->returned, 1, __ATOMIC_SEQ_CST);
@@ -248,7 +240,7 @@ deferred_case(uint32_t *word, int kind, int shared)
     diag("    %s: the waiter did not go to sleep (returned %ld, errno %d)", kind_name[kind], w->ret, w->err);
   pthread_cancel(w->thread);
   asleep = pft_wait_asleep(w->tid) == 0 && !__atomic_load_n(&w->returned, __ATOMIC_SEQ_CST);
-  if (!timed || now_ns() - w->t0 < (w->timeout_ms - 100) * 1000000LL) {
+  if (!timed || pft_now_ns() - w->t0 < (w->timeout_ms - 100) * 1000000LL) {
     if (!ok(asleep, "deferred, %s %s: still asleep after pthread_cancel", kind_name[kind], ks))
       diag("    returned %ld, errno %d", w->ret, w->err);
   } else {
@@ -405,7 +397,7 @@ static struct sw sw_all[SW_THREADS];
 static void
 stress(void)
 {
-  uint32_t rng = (uint32_t)now_ns() | 1u;
+  uint32_t rng = (uint32_t)pft_now_ns() | 1u;
   long long end;
   long cancels = 0, cancelled_ok = 0, cancelled_null = 0, wakes = 0, waits = 0, odd = 0;
   int i, k, last_err = 0, stuck = -1, joined_ok = 1;
@@ -426,8 +418,8 @@ stress(void)
   for (i = 0; i < SW_THREADS; i++)
     sw_start(&sw_all[i], xorshift(&rng));
 
-  end = now_ns() + 1500LL * 1000000LL;
-  while (now_ns() < end && cancels < 3000) {
+  end = pft_now_ns() + 1500LL * 1000000LL;
+  while (pft_now_ns() < end && cancels < 3000) {
     uint32_t x = xorshift(&rng), spin = x % 4096;
     while (spin--)
       xorshift(&rng);       /* a random moment */

@@ -47,14 +47,6 @@ struct user {
   int e1, e2;
 };
 
-static long long
-now_ns(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* Waits through the dlopen'd library (a woken wait, a timed-out one), then
  * stays alive, outside the library, until the main thread lets it go. */
 static void *
@@ -142,8 +134,8 @@ main(int argc, char **argv)
     sched_yield();
   pft_wait_asleep(u.tid);
   is_int(1, d_wake(&wa, PFUTEX_BITSET_MATCH_ANY, 1, PFUTEX_PRIVATE), "wake through dlsym counts the thread's wait");
-  end = now_ns() + 10LL * 1000000000LL;
-  while (!__atomic_load_n(&u.waited, __ATOMIC_SEQ_CST) && now_ns() < end)
+  end = pft_now_ns() + 10LL * 1000000000LL;
+  while (!__atomic_load_n(&u.waited, __ATOMIC_SEQ_CST) && pft_now_ns() < end)
     usleep(100);
   if (!ok(u.waited && u.r1 == 0, "the woken wait returned 0"))
     diag("    waited %d, returned %ld, errno %d", u.waited, u.r1, u.e1);

@@ -154,21 +154,6 @@ run_child(case_fn fn, const struct rcase *c)
 #endif
 }
 
-static const char *
-errname(int e)
-{
-  switch (e) {
-  case 0: return "0";
-  case EFAULT: return "EFAULT";
-  case EINVAL: return "EINVAL";
-  case ENOSYS: return "ENOSYS";
-  case EAGAIN: return "EAGAIN";
-  case ETIMEDOUT: return "ETIMEDOUT";
-  case EINTR: return "EINTR";
-  default: return strerror(e);
-  }
-}
-
 static void
 describe(char *buf, size_t n, const struct outcome *o)
 {
@@ -177,7 +162,7 @@ describe(char *buf, size_t n, const struct outcome *o)
   else if (o->died < 0)
     snprintf(buf, n, "exited with status %d without a result", o->status);
   else if (o->ret == -1)
-    snprintf(buf, n, "-1/%s", errname(o->err));
+    snprintf(buf, n, "-1/%s", pft_errname(o->err));
   else
     snprintf(buf, n, "%ld", o->ret);
 }
@@ -353,7 +338,7 @@ check_must(const struct rcase *c, long must_ret, int must_err, const char *why)
   describe(got, sizeof got, &o);
   describe(kern, sizeof kern, &k);
   if (!ok(is_result(&o, must_ret, must_err) && (!have_k || is_result(&k, must_ret, must_err)),
-          "%s: %s%s%s", c->name, must_ret == -1 ? "-1/" : "0", must_ret == -1 ? errname(must_err) : "",
+          "%s: %s%s%s", c->name, must_ret == -1 ? "-1/" : "0", must_ret == -1 ? pft_errname(must_err) : "",
           why ? why : " (as the kernel)"))
     diag("    pfutex: %s; kernel: %s", got, kern);
   if (c->after) {
@@ -405,7 +390,7 @@ check_kernel_or(const struct rcase *c, long alt_ret, int alt_err, const char *al
       diag("    pfutex: %s", got);
   } else {
     ok(same(&o, &k) || is_result(&o, alt_ret, alt_err), "%s: as the kernel (%s) or, emulated, %s%s (%s)",
-       c->name, kern, alt_ret == -1 ? "-1/" : "0", alt_ret == -1 ? errname(alt_err) : "", altwhy);
+       c->name, kern, alt_ret == -1 ? "-1/" : "0", alt_ret == -1 ? pft_errname(alt_err) : "", altwhy);
     diag("    pfutex: %s", got);
   }
 }

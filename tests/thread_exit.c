@@ -40,22 +40,14 @@
 
 static long scale = 1;
 
-static long long
-now_ns(void)
-{
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 /* Poll until *v >= want, at most ms milliseconds (times the timeout scale):
  * 1 if it got there.  A bound on waiting for a state, not a synchroniser. */
 static int
 wait_at_least(volatile int *v, int want, long ms)
 {
-  long long end = now_ns() + (long long)ms * scale * 1000000LL;
+  long long end = pft_now_ns() + (long long)ms * scale * 1000000LL;
   while (__atomic_load_n(v, __ATOMIC_SEQ_CST) < want) {
-    if (now_ns() > end)
+    if (pft_now_ns() > end)
       return 0;
     usleep(100);
   }

@@ -129,6 +129,32 @@ pft_settle_threads(void)
   closedir(d);
 }
 
+const char *
+pft_errname(int e)
+{
+  switch (e) {
+  case 0: return "0";
+  case EFAULT: return "EFAULT";
+  case EINVAL: return "EINVAL";
+  case ENOSYS: return "ENOSYS";
+  case EAGAIN: return "EAGAIN";
+  case ETIMEDOUT: return "ETIMEDOUT";
+  case EINTR: return "EINTR";
+  case ENOMEM: return "ENOMEM";
+  case EPERM: return "EPERM";
+  case EDEADLK: return "EDEADLK";
+  default: return strerror(e);
+  }
+}
+
+long long
+pft_now_ns(void)
+{
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
 int
 pft_backend_is_emu(void)
 {

@@ -48,6 +48,13 @@ void pft_install(int sig, void (*fn)(int), int flags);
  * which the child would inherit held). */
 void pft_settle_threads(void);
 
+/* The errno name for the errors futex calls give ("EFAULT"), else
+ * strerror's text; "0" for 0. */
+const char *pft_errname(int e);
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+long long pft_now_ns(void);
+
 /* Is the named backend the emulation? */
 int pft_backend_is_emu(void);
 
