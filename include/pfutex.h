@@ -12,7 +12,9 @@
 #ifndef PFUTEX_H
 #define PFUTEX_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #ifdef __cplusplus
@@ -126,6 +128,79 @@ PFUTEX_API const char *pfutex_backend(void);
 /* NULL-terminated list of the compiled backends' names, the default first
  * (the "linux" sub-names above are accepted but not listed). */
 PFUTEX_API const char *const *pfutex_backends(void);
+
+/* ---- Shared regions: process-shared futexes ----------------------------- */
+/* A region is shared memory whose futex words are shared between processes
+ * on every backend: a word used without PFUTEX_PRIVATE (FUTEX_PRIVATE_FLAG)
+ * is keyed by (region, offset), so processes that map the region at
+ * different addresses wait for and wake each other.  Under the native
+ * backend a region is plain shared memory and the kernel does the rest;
+ * under emulation each region carries its own waitqueue table (offsets and
+ * fixed-width integers only: 32-bit and 64-bit processes can share one),
+ * robust to a process killed at any instruction.  See pfutex_region(3).
+ * Every call returns NULL or -1 with errno on failure. */
+typedef struct pfutex_region pfutex_region_t;
+
+/* A named region, like shm_open(3): oflag is O_RDWR, optionally with
+ * O_CREAT and O_EXCL (anything else: EINVAL); mode as shm_open's.  size is
+ * the user area's size in bytes when the region is created (zeroed), and
+ * when it exists 0 or at most its size.  Errors: EEXIST, ENOENT, EACCES,
+ * EINVAL (bad name, size or flag), ENOMEM, EPROTO (the object is a region
+ * of another layout version or ABI), ENOTRECOVERABLE (its header is
+ * corrupt), and shm_open's, ftruncate's and mmap's. */
+PFUTEX_API pfutex_region_t *pfutex_region_open(const char *name, size_t size, int oflag,
+                                               mode_t mode);
+
+/* An anonymous region of `size` bytes (zeroed) shared with the fork()
+ * children of this process (they inherit the handle). */
+PFUTEX_API pfutex_region_t *pfutex_region_anon(size_t size);
+
+/* Make memory the caller mapped itself futex-shareable: addr is a
+ * MAP_SHARED mapping of the first len bytes of the file or shared memory
+ * object open as fd.  pfutex never writes into those bytes: a word there is
+ * keyed by the object's identity (device, inode) and its offset, and under
+ * emulation the table lives in a shared memory object of its own beside
+ * the user's (see pfutex_region(3) for its name, lifetime and removal:
+ * pfutex_region_attach_unlink).  fd may be closed after the call. */
+PFUTEX_API pfutex_region_t *pfutex_region_attach(int fd, void *addr, size_t len);
+
+/* The user area: its address in this process, and its size. */
+PFUTEX_API void *pfutex_region_addr(pfutex_region_t *r);
+PFUTEX_API size_t pfutex_region_size(pfutex_region_t *r);
+
+/* Unmap the region (for attach: only pfutex's table; the caller's mapping
+ * stays).  EBUSY while a wait of this process is in progress on one of its
+ * words. */
+PFUTEX_API int pfutex_region_close(pfutex_region_t *r);
+
+/* Remove a named region's name, like shm_unlink(3): processes that have it
+ * open keep using it. */
+PFUTEX_API int pfutex_region_unlink(const char *name);
+
+/* Remove the table pfutex keeps beside the object open as fd (attach). */
+PFUTEX_API int pfutex_region_attach_unlink(int fd);
+
+/* Sizing.  By default a region's table has PFUTEX_REGION_DEFAULT_SLOTS
+ * waiter slots (at most that many waits in progress at once on its words,
+ * over every process: one more fails with ENOMEM), PFUTEX_REGION_DEFAULT_BUCKETS
+ * buckets and room for PFUTEX_REGION_DEFAULT_PROCS processes attached at
+ * once.  The _attr variants take other sizes when they create the table
+ * (a field left 0 takes the default); an existing table keeps its own. */
+#define PFUTEX_REGION_DEFAULT_SLOTS   1024u
+#define PFUTEX_REGION_DEFAULT_BUCKETS 256u
+#define PFUTEX_REGION_DEFAULT_PROCS   256u
+typedef struct pfutex_region_attr {
+  unsigned int slots;         /* waiter slots, 1 .. 65535 */
+  unsigned int buckets;       /* a power of two, 1 .. 65536 */
+  unsigned int procs;         /* processes attached at once, 1 .. 65535 */
+  unsigned int reserved[5];   /* 0 */
+} pfutex_region_attr_t;
+PFUTEX_API pfutex_region_t *pfutex_region_open_attr(const char *name, size_t size, int oflag,
+                                                    mode_t mode,
+                                                    const pfutex_region_attr_t *attr);
+PFUTEX_API pfutex_region_t *pfutex_region_anon_attr(size_t size, const pfutex_region_attr_t *attr);
+PFUTEX_API pfutex_region_t *pfutex_region_attach_attr(int fd, void *addr, size_t len,
+                                                      const pfutex_region_attr_t *attr);
 
 #ifdef __cplusplus
 }

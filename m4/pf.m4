@@ -52,7 +52,9 @@ On Debian or Ubuntu install it with: apt-get install libatomic-ops-dev
 #if !defined(AO_HAVE_compare_and_swap_full) || !defined(AO_HAVE_fetch_and_add_full) \
  || !defined(AO_HAVE_nop_full) || !defined(AO_HAVE_load_acquire) || !defined(AO_HAVE_store_release) \
  || !defined(AO_HAVE_int_compare_and_swap_full) || !defined(AO_HAVE_int_load) \
- || !defined(AO_HAVE_int_load_acquire)
+ || !defined(AO_HAVE_int_load_acquire) || !defined(AO_HAVE_int_fetch_and_add_full) \
+ || !defined(AO_HAVE_int_store_release) || !defined(AO_HAVE_fetch_and_sub1_full) \
+ || !defined(AO_HAVE_fetch_and_add1_full)
 # error missing primitive
 #endif
 volatile AO_t x; volatile unsigned y;]], [[AO_compare_and_swap_full(&x, 0, 1); AO_fetch_and_add_full(&x, 1);

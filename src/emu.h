@@ -9,35 +9,49 @@
 
 /* ---- The park port: the only thing an OS supplies ---------------------- */
 /* A port parks and unparks exactly one waiter; it knows nothing of futex
- * semantics.  Each waiter node embeds one parker, kept with the node for
- * the life of the process (nodes live in per-thread records, src/thread.c).
+ * semantics.  A parker has two halves: `struct pf_park` lives in the queued
+ * node (for a process-shared futex: in the region's slot, in shared
+ * memory), and holds what an unparker needs, in fixed-width fields;
+ * `struct pf_parker` lives in the waiting thread's record and holds the
+ * port's process-local state.  `shared`: the node is in a region, so the
+ * unparker may be another process (the OS sleep must then be one that
+ * another process can end: a shared futex, a SysV semaphore).
  * Contract:
- *   prepare(p)   before the node is queued, with signals blocked: arm p for
- *                one park/unpark pair, setting up the port's resources for
- *                p the first time (0, or -ENOMEM when they are exhausted).
- *   park(p, dl)  sleep until unparked (0: the token is consumed), until the
- *                absolute deadline dl passes (-ETIMEDOUT; NULL: none), or a
- *                signal handler ran (-EINTR).  A port never restarts its
- *                sleep after a handler: the engine decides, re-checking the
- *                futex word as Linux's restart does (wait.c (F)).  It may
- *                return -EINTR spuriously; never 0 without a token.  Not a
- *                cancellation point (futex(2) is not one), but interruptible
- *                by asynchronous cancellation.
- *   unpark(p)    give p its token; called at most once per prepare.  Giving
- *                the token must be the port's last access to *p.
- *   collect(p)   the token is given or on its way: make sure it is taken,
- *                even if a park already took it and was then cut short (an
- *                asynchronous cancellation or a siglongjmp can strike right
- *                after the OS handed the token over, before the park could
- *                record it).  Returns once the token is consumed. */
-struct pf_parker {
-  unsigned int word;     /* 0 armed, 1 token given (futex port: the futex word;
-                            sysv: release/acquire pair around the semaphore) */
-  int id;                /* sysv port: semaphore set id */
-  int num;               /* sysv port: semaphore number in the set */
-  unsigned int gen;      /* sysv port: the port generation p was set up in (0: never) */
-  int cnt, cnt_next;     /* sysv port: its consumption counter before and after
-                            the pending park (see ports/sysv/park.c) */
+ *   prepare(p, k) before the node is queued, with signals blocked: arm the
+ *                pair for one park/unpark, setting up the port's resources
+ *                for p the first time (0, or -ENOMEM when exhausted).
+ *   park(p, k, sh, dl)  sleep until unparked (0: the token is consumed),
+ *                until the absolute deadline dl passes (-ETIMEDOUT; NULL:
+ *                none), or a signal handler ran (-EINTR).  A port never
+ *                restarts its sleep after a handler: the engine decides,
+ *                re-checking the futex word as Linux's restart does
+ *                (wait.c (F)).  It may return -EINTR spuriously; never 0
+ *                without a token.  Not a cancellation point (futex(2) is
+ *                not one), but interruptible by asynchronous cancellation.
+ *   unpark(k, sh) give the token; called at most once per prepare (twice
+ *                only by a region's recovery, which the port tolerates: a
+ *                surplus token is a spurious wakeup the engine absorbs).
+ *                It reads k before it gives the token: giving the token is
+ *                the port's last access to *k.  k is untrusted when shared.
+ *   collect(p, k, sh) the token is given or on its way: make sure it is
+ *                taken, even if a park already took it and was then cut
+ *                short (an asynchronous cancellation or a siglongjmp can
+ *                strike right after the OS handed the token over, before
+ *                the park could record it).  Returns once the token is
+ *                consumed, or when `give_up` (engine's callback, regions:
+ *                the unparker died) says it never will be. */
+struct pf_park {                 /* fixed layout: part of a node (region ABI) */
+  uint32_t word;                 /* 0 armed, 1 token given (futex port: the futex
+                                    word; sysv: release/acquire around the semaphore) */
+  int32_t id;                    /* sysv: semaphore set id */
+  int32_t num;                   /* sysv: semaphore number in the set */
+};
+
+struct pf_parker {               /* process-local */
+  int id, num;                   /* sysv: this thread's semaphore */
+  unsigned int gen;              /* sysv: the port generation it was set up in (0: never) */
+  int cnt, cnt_next;             /* sysv: its consumption counter before and after
+                                    the pending park (see ports/sysv/park.c) */
 };
 
 struct pf_port {
@@ -47,25 +61,37 @@ struct pf_port {
    * blocked); otherwise prepare only arms the parker, lock-free. */
   const unsigned int *gen;
   int (*init)(void);     /* once per process; 0 or -errno */
-  int (*prepare)(struct pf_parker *p);
-  int (*park)(struct pf_parker *p, const struct pf_deadline *dl);
-  void (*unpark)(struct pf_parker *p);
-  void (*collect)(struct pf_parker *p);
+  int (*prepare)(struct pf_parker *p, struct pf_park *k);
+  int (*park)(struct pf_parker *p, struct pf_park *k, int shared, const struct pf_deadline *dl);
+  void (*unpark)(struct pf_park *k, int shared);
+  void (*collect)(struct pf_parker *p, struct pf_park *k, int shared,
+                  int (*give_up)(void *), void *arg);
 };
 
 extern const struct pf_port pf_port_futex;
 extern const struct pf_port pf_port_sysv;
 extern const struct pf_port *pf_emu_port;   /* the active port, set once at init */
 
+/* ---- Node references ---------------------------------------------------- */
+/* Queues link nodes by 32-bit references, never by pointers, so one queue
+ * code serves the private table (nodes in this process's thread records)
+ * and the tables in shared regions (nodes in the region's slot array,
+ * mapped at a different address in each process, read by 32-bit and
+ * 64-bit processes alike).  A reference is an index + 1 in its table's node
+ * space; 0 is none.  Resolving one is bounds-checked (region memory is
+ * untrusted: a reference out of range is corruption, never an access). */
+typedef uint32_t pf_ref;
+
 /* ---- Keys -------------------------------------------------------------- */
-/* A private futex is keyed by its address.  A shared one outside any
- * shared region is keyed by its address too, in a key space of its own: a
+/* A private futex is keyed by its address.  A shared one outside every
+ * region is keyed by its address too, in a key space of its own: a
  * FUTEX_PRIVATE_FLAG waiter is not woken by a shared wake of the same word,
- * as on Linux.  (Shared regions will key by region and offset.) */
-enum { PF_KEY_PRIVATE = 0, PF_KEY_SHARED_LOCAL = 1 };
+ * as on Linux.  A shared futex in a region is keyed by its offset in the
+ * region, in the region's own table. */
+enum { PF_KEY_PRIVATE = 0, PF_KEY_SHARED_LOCAL = 1, PF_KEY_REGION = 2 };
 struct pf_key {
-  uintptr_t word;
-  uintptr_t space;
+  uint64_t word;
+  uint32_t space;
 };
 
 static inline int
@@ -74,9 +100,9 @@ pf_key_eq(const struct pf_key *a, const struct pf_key *b)
   return a->word == b->word && a->space == b->space;
 }
 
-/* ---- Waiter nodes ------------------------------------------------------ */
+/* ---- Nodes ------------------------------------------------------------- */
 /* state transitions (the only ones):
- *   IDLE -> QUEUED     the waiter, under the bucket lock, as it queues
+ *   IDLE -> QUEUED     the waiter, as it queues (before its push, (H))
  *   QUEUED -> WAKING   a waker, under the bucket lock, as it unlinks the node;
  *                      after unlocking it gives the port's token, its last
  *                      touch of the node (wait.c (D))
@@ -90,42 +116,116 @@ pf_key_eq(const struct pf_key *a, const struct pf_key *b)
  *   WAKING, DETACHED -> IDLE   the waiter (or the repair), once it holds
  *                      the token; GONE -> IDLE the same, at once
  * A node leaves IDLE only in its own thread's wait, so no queue ever holds
- * a node whose wait is over, and no waker touches one. */
+ * a node whose wait is over, and no waker touches one.
+ *
+ * The layout is fixed (80 bytes, fixed-width fields, no pointers): a node
+ * is also a region's slot.  Fields marked "slot" are used in regions only. */
 enum { PF_W_IDLE = 0, PF_W_QUEUED, PF_W_WAKING, PF_W_DETACHED, PF_W_GONE };
 
-struct pf_waiter {
-  struct pf_waiter *next, *prev;   /* bucket queue links; bucket lock */
-  struct pf_waiter *in_next;       /* the bucket's incoming stack (wait.c (H)) */
-  int linked;                      /* on the bucket's queue; bucket lock */
-  int counted;                     /* holds one of waiters(B) (A); the owner before
-                                      it pushes, then the bucket lock */
-  struct pf_key key;               /* bucket lock (requeue rewrites it) */
-  uint32_t bitset;                 /* set before queueing, then read-only */
-  AO_t bucket;                     /* index of the bucket whose queue holds the node;
-                                      written under that bucket's lock (requeue: both) */
-  AO_t state;                      /* PF_W_*, see the transition table */
-  struct pf_waiter *wake_next;     /* the waker's private list once unlinked */
-  volatile uintptr_t frame;        /* the owning wait's stack frame (thread.c); volatile:
-                                      a handler of the owner reads it (wait.c (H)) */
-  struct pf_parker park;           /* the port's */
+struct pf_node {
+  uint32_t key_lo, key_hi;       /* the key's word (bucket lock; requeue rewrites it) */
+  uint32_t key_space;
+  pf_ref next, prev;             /* bucket queue links; bucket lock */
+  pf_ref in_next;                /* the bucket's incoming stack (wait.c (H)) */
+  pf_ref wake_next;              /* the waker's list once unlinked */
+  uint32_t linked;               /* on the bucket's queue; bucket lock */
+  uint32_t counted;              /* holds one of waiters(B) (A); the owner before
+                                    it pushes, then the bucket lock */
+  uint32_t bucket;               /* index of the bucket whose queue holds the node;
+                                    written under that bucket's lock (requeue: both) */
+  uint32_t state;                /* PF_W_*, see the transition table */
+  uint32_t bitset;               /* set before queueing, then read-only */
+  uint32_t owner;                /* slot: the owning process's lock id (0: free) */
+  uint32_t reserved;
+  uint32_t pushed;               /* slot: pushed since claimed (queue rebuild) */
+  uint32_t waker;                /* slot: the lock id of the process that set WAKING */
+  uint32_t seq;                  /* slot: arrival order (queue rebuild) */
+  struct pf_park park;           /* the port's shared half */
 };
 
+static inline uint64_t
+pf_node_keyword(const struct pf_node *n)
+{
+  return (uint64_t)n->key_lo | ((uint64_t)n->key_hi << 32);
+}
+
+static inline void
+pf_node_setkey(struct pf_node *n, const struct pf_key *k)
+{
+  n->key_lo = (uint32_t)k->word;
+  n->key_hi = (uint32_t)(k->word >> 32);
+  n->key_space = k->space;
+}
+
+static inline int
+pf_node_keyeq(const struct pf_node *n, const struct pf_key *k)
+{
+  return n->key_lo == (uint32_t)k->word && n->key_hi == (uint32_t)(k->word >> 32)
+         && n->key_space == k->space;
+}
+
+/* ---- Buckets and tables -------------------------------------------------- */
+#define PF_CACHELINE 64
+struct pf_bucket {                 /* fixed layout, 64 bytes: also a region's bucket */
+  uint32_t lock;                   /* 0 free; else the holder (private: 1; region:
+                                      its process entry + 1), see table.c */
+  pf_ref incoming;                 /* waiters pushed without the lock, newest first;
+                                      drained onto the queue by every lock holder
+                                      before it looks (H) */
+  uint32_t waiters;                /* nodes queued here plus waiters past barrier (A)
+                                      that have not queued yet: see wait.c */
+  pf_ref head, tail;               /* FIFO queue; lock */
+  uint32_t pad[11];
+};
+
+#define pf_region pfutex_region        /* the public handle is the engine's region */
+struct pf_region;
+/* A table: the process's private one, or a region's (process-local handle
+ * to the shared arrays).  Its geometry is read once and never again from
+ * shared memory. */
+struct pf_table {
+  struct pf_bucket *buckets;
+  uint32_t nbuckets;               /* a power of two */
+  unsigned int bits;               /* log2(nbuckets) */
+  struct pf_node *slots;           /* region: the slot array; NULL: private */
+  uint32_t nslots;
+  struct pf_region *rgn;           /* NULL for the private table */
+  uint64_t order;                  /* lock order between tables (private: 0) */
+};
+extern struct pf_table pf_table;   /* the private table */
+
 /* ---- Threads (src/thread.c) -------------------------------------------- */
-/* Each thread that waits owns a record holding its waiter nodes, one per
- * nesting level (a wait inside a signal handler that interrupted a wait),
- * so a node never lives on a stack a longjmp or a cancellation may free.
+/* Each thread that waits owns a record holding its waits, one per nesting
+ * level (a wait inside a signal handler that interrupted a wait), so a
+ * node never lives on a stack a longjmp or a cancellation may free.
  * Records come from a pool (mmap'd, never returned to the system) and are
- * recycled with their parkers when their thread is gone. */
+ * recycled with their parkers when their thread is gone.  A wait on a
+ * private table queues the record's own node; a wait on a region queues a
+ * slot of the region's (wait.c). */
 #define PF_NEST_MAX 8
+struct pf_waiter {
+  struct pf_node n;                /* the node a private wait queues */
+  struct pf_table *tab;            /* the table of the node queued (NULL: none) */
+  pf_ref ref;                      /* that node's reference in tab */
+  struct pf_node *node;            /* and its address */
+  volatile uintptr_t frame;        /* the owning wait's stack frame (thread.c); volatile:
+                                      a handler of the owner reads it (wait.c (H)) */
+  struct pf_parker parker;         /* the port's local half */
+};
+
 struct pf_thread {
   struct pf_thread *next;          /* pool links (all records / free list) */
   struct pf_thread *next_free;
+  uint32_t index;                  /* in the pool: node references are derived from it */
   volatile unsigned int depth;     /* waits in progress: nodes[0..depth); the owner and
                                       its signal handlers only (volatile: in program order) */
   int ephemeral;                   /* taken after the thread's key destructor ran:
                                       back to the pool when depth returns to 0 */
   struct pf_waiter nodes[PF_NEST_MAX];
 };
+/* The private table's node space: record r's level l is reference
+ * r * PF_NEST_MAX + l + 1. */
+struct pf_node *pf_thread_node(pf_ref ref);
 
 /* Critical sections: every region that holds a bucket lock, and a waker's
  * unparks, run with all signals blocked and cancellation disabled, so a
@@ -189,55 +289,105 @@ int pf_sig_restartable(void);
  * resumes even a timed futex wait. */
 int pf_sig_handler_possible(void);
 
-/* ---- Buckets and the table --------------------------------------------- */
-#define PF_CACHELINE 64
-struct pf_bucket {
-  AO_t lock;                       /* 0 free, 1 held */
-  AO_t incoming;                   /* waiters pushed without the lock, newest first
-                                      (struct pf_waiter *); drained onto the queue
-                                      by every lock holder before it looks (H) */
-  AO_t waiters;                    /* nodes queued here plus waiters past barrier (A)
-                                      that have not queued yet: see wait.c */
-  struct pf_waiter *head, *tail;   /* FIFO queue; lock */
-} __attribute__((aligned(PF_CACHELINE)));
-
-struct pf_table {
-  struct pf_bucket *buckets;
-  uintptr_t nbuckets;              /* a power of two: 256 per CPU, like Linux */
-  unsigned int shift;              /* for the multiplicative hash */
-};
-extern struct pf_table pf_table;
-
+/* ---- Tables (src/table.c) ------------------------------------------------ */
 int pf_table_init(void);
+
+/* The node `ref` names in tab, or NULL when it names none (0) or is out of
+ * range (corruption: a region's memory is untrusted). */
+static inline struct pf_node *
+pf_node_get(const struct pf_table *tab, pf_ref ref)
+{
+  if (PF_LIKELY(tab->slots != NULL)) {
+    if (PF_UNLIKELY(ref == 0 || ref > tab->nslots))
+      return NULL;
+    return &tab->slots[ref - 1];
+  }
+  return ref ? pf_thread_node(ref) : NULL;
+}
 
 /* Inline, like the two below: they are on the fast paths (a mismatched
  * wait, a wake with nobody waiting), where a call costs as much as the work.
- * Multiplicative (Fibonacci) hashing of the word, salted by the key space;
- * the table has at least 256 buckets, so the shift is below the word size. */
-static inline uintptr_t
-pf_key_bucket(const struct pf_key *k)
+ * Multiplicative (Fibonacci) hashing of the key folded to 32 bits, the same
+ * on every ABI (a region's table is shared by 32-bit and 64-bit processes). */
+static inline uint32_t
+pf_key_hash(const struct pf_key *k, unsigned int bits)
 {
-#if SIZEOF_VOID_P == 8
-  const uintptr_t golden = (uintptr_t)0x9e3779b97f4a7c15ull;
-#else
-  const uintptr_t golden = (uintptr_t)0x9e3779b9u;
-#endif
-  uintptr_t h = ((k->word >> 2) ^ (k->space * 0x5bd1e995u)) * golden;
-  PF_ASSERT(pf_table.shift < sizeof(uintptr_t) * 8);
-  return h >> pf_table.shift;
+  uint32_t x = (uint32_t)(k->word >> 2) ^ (uint32_t)(k->word >> 34) ^ (k->space * 0x5bd1e995u);
+  x *= 0x9e3779b9u;
+  return bits ? x >> (32 - bits) : 0;
+}
+
+static inline uint32_t
+pf_key_bucket(const struct pf_table *tab, const struct pf_key *k)
+{
+  return pf_key_hash(k, tab->bits);
+}
+
+/* ---- Regions (src/shm.c) -------------------------------------------------- */
+/* A region as this process sees it (pfutex_region_t).  The layout of the
+ * shared memory itself is in src/region.h. */
+struct pfutex_region {
+  uintptr_t lo, span;              /* its futex words: [lo, lo + span) here */
+  uintptr_t key_base;              /* a word's key is its address - key_base */
+  struct pf_table tab;             /* the region's table (geometry validated once) */
+  struct pf_rgn_hdr *hdr;
+  struct pf_rgn_proc *procs;
+  uint32_t nprocs;
+  uint32_t me;                     /* this process's lock id: entry + 1 and the
+                                      entry's generation << 16 (0: none) */
+  int pid;                         /* the process me was claimed for (fork) */
+  char *map;                       /* pfutex's mapping (the whole region, or for
+                                      attach the table beside the user's object) */
+  size_t map_len;
+  void *user;
+  size_t user_len;
+  int kind;                        /* PF_RGN_NAMED, _ANON, _ATTACH */
+  int slot;                        /* in pf_regions */
+  AO_t waits;                      /* waits of this process in progress on it */
+};
+#define PF_REGIONS_MAX 64
+extern volatile AO_t pf_regions[PF_REGIONS_MAX];   /* struct pfutex_region *, or 0 */
+extern volatile AO_t pf_regions_n;                 /* high-water mark */
+
+/* The region holding the word [p, p+4), or NULL.  Lock-free: a load when
+ * no region is open, a few per region otherwise. */
+static inline struct pf_region *
+pf_region_find(const void *p)
+{
+  AO_t n = AO_load_acquire(&pf_regions_n), i;
+  for (i = 0; i < n; i++) {
+    struct pf_region *rg = (struct pf_region *)AO_load_acquire(&pf_regions[i]);
+    if (rg && (uintptr_t)p - rg->lo <= rg->span - 4)
+      return rg;
+  }
+  return NULL;
+}
+
+static inline void
+pf_region_key(struct pf_region *rg, const void *p, struct pf_key *k, struct pf_table **tab)
+{
+  k->word = (uint64_t)((uintptr_t)p - rg->key_base);
+  k->space = PF_KEY_REGION;
+  *tab = &rg->tab;
 }
 
 /* Linux's get_futex_key checks: alignment (EINVAL), then the address
  * range (EFAULT).  A private key never touches memory, so the kernel
- * accepts NULL there; a shared key maps the page, so NULL is EFAULT. */
+ * accepts NULL there; a shared key maps the page, so NULL is EFAULT.  A
+ * shared key in a region is (region, offset) in the region's table. */
 static inline int
-pf_key_make(uint32_t *uaddr, unsigned int flags, struct pf_key *k)
+pf_key_make(uint32_t *uaddr, unsigned int flags, struct pf_key *k, struct pf_table **tab)
 {
   if (!PF_ALIGNED(uaddr))
     return -EINVAL;
   if (flags & PF_F_SHARED) {
+    struct pf_region *rg;
     if (pf_addr_unreadable(uaddr))
       return -EFAULT;
+    if ((rg = pf_region_find(uaddr)) != NULL) {
+      pf_region_key(rg, uaddr, k, tab);
+      return 0;
+    }
     k->space = PF_KEY_SHARED_LOCAL;
   } else {
     if (pf_addr_out_of_range(uaddr))
@@ -245,6 +395,7 @@ pf_key_make(uint32_t *uaddr, unsigned int flags, struct pf_key *k)
     k->space = PF_KEY_PRIVATE;
   }
   k->word = (uintptr_t)uaddr;
+  *tab = &pf_table;
   return 0;
 }
 
@@ -260,12 +411,12 @@ pf_word_check(const uint32_t *uaddr)
  * locked op on the stack on x86); the load leaves the bucket's line shared,
  * so wakers of one futex do not bounce it between CPUs. */
 static inline int
-pf_emu_nobody_waits(const struct pf_key *k, struct pf_bucket **bp)
+pf_emu_nobody_waits(const struct pf_table *tab, const struct pf_key *k, uint32_t *idx)
 {
-  struct pf_bucket *b = &pf_table.buckets[pf_key_bucket(k)];
-  *bp = b;
+  uint32_t i = pf_key_bucket(tab, k);
+  *idx = i;
   AO_nop_full();
-  return AO_load(&b->waiters) == 0;
+  return AO_int_load(&tab->buckets[i].waiters) == 0;
 }
 
 /* The front ends' wake fast path (src/api.c, src/futex.c): 1 when a wake
@@ -275,38 +426,59 @@ static inline int
 pf_emu_wake_idle(uint32_t *uaddr, unsigned int flags)
 {
   struct pf_key key;
-  struct pf_bucket *b;
-  return pf_key_make(uaddr, flags, &key) == 0 && pf_emu_nobody_waits(&key, &b);
+  struct pf_table *tab;
+  uint32_t i;
+  return pf_key_make(uaddr, flags, &key, &tab) == 0 && pf_emu_nobody_waits(tab, &key, &i);
 }
 
-/* Test-and-test-and-set spinlocks that yield the CPU when the holder seems
- * preempted: the bucket locks, and the engine's and ports' small pools
- * (taken only inside a critical section, so a handler never meets one held). */
+/* Spinlocks that yield the CPU when the holder seems preempted: the pools
+ * (taken only inside a critical section, so a handler never meets one
+ * held).  Bucket locks are robust in regions: a locker that finds the
+ * holder's process dead takes the lock over and rebuilds the bucket from
+ * its slots (src/table.c).  pf_bucket_lock returns 0, or -ENOTRECOVERABLE
+ * when the region is corrupt. */
 void pf_spin_lock(AO_t *l);
 void pf_spin_unlock(AO_t *l);
-void pf_bucket_lock(struct pf_bucket *b);
-void pf_bucket_unlock(struct pf_bucket *b);
-void pf_bucket_lock2(uintptr_t i1, uintptr_t i2);
-void pf_bucket_unlock2(uintptr_t i1, uintptr_t i2);
+int pf_bucket_lock(struct pf_table *tab, uint32_t i);
+void pf_bucket_unlock(struct pf_table *tab, uint32_t i);
+/* Two buckets, possibly of two tables, in a fixed order (table order, then
+ * index); one lock when they are the same. */
+int pf_bucket_lock2(struct pf_table *t1, uint32_t i1, struct pf_table *t2, uint32_t i2);
+void pf_bucket_unlock2(struct pf_table *t1, uint32_t i1, struct pf_table *t2, uint32_t i2);
 
-void pf_queue_append_locked(struct pf_bucket *b, struct pf_waiter *w);
-void pf_queue_unlink_locked(struct pf_bucket *b, struct pf_waiter *w);
-/* (E)/(G): under the lock of the bucket w is on now, make sure w is off its
- * queue, and if w is still QUEUED set it to `to` (GONE or DETACHED): 1 if
- * it did, 0 if w had left already (woken or detached).  `dead`: the wait
- * that owns w is over, so a node it never pushed never will be. */
-int pf_waiter_dequeue(struct pf_waiter *w, AO_t to, int dead);
-/* (H): push w onto b's incoming stack: one compare-and-swap. */
-void pf_bucket_push(struct pf_bucket *b, struct pf_waiter *w);
-void pf_bucket_drain_locked(struct pf_bucket *b);
-/* Unlink w from b's queue and give back its count (A). */
-void pf_waiter_unlink_locked(struct pf_bucket *b, struct pf_waiter *w);
+/* Queue operations; the bucket's lock held.  A region's queue is bounded:
+ * a walk longer than its slot count, or a reference out of range, is
+ * corruption (-ENOTRECOVERABLE), never a loop. */
+void pf_queue_append_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n, pf_ref ref);
+void pf_queue_unlink_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n);
+/* (E)/(G): under the lock of the bucket w's node is on now, make sure it is
+ * off its queue, and if it is still QUEUED set it to `to` (GONE or
+ * DETACHED): 1 if it did, 0 if it had left already (woken or detached).
+ * `dead`: the wait that owns w is over, so a node it never pushed never
+ * will be. */
+int pf_waiter_dequeue(struct pf_waiter *w, uint32_t to, int dead);
+/* (H): push node ref onto bucket i's incoming stack: one compare-and-swap. */
+void pf_bucket_push(struct pf_table *tab, uint32_t i, struct pf_node *n, pf_ref ref);
+int pf_bucket_drain_locked(struct pf_table *tab, struct pf_bucket *b);
+/* Drain bucket i and, in a region, check its queue (rebuilt from the
+ * slots once if it is bad): 0, or -ENOTRECOVERABLE. */
+int pf_bucket_ready_locked(struct pf_table *tab, uint32_t i);
+/* Unlink n from b's queue and give back its count (A). */
+void pf_node_unlink_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n);
+/* A waker's list of nodes to unpark after unlocking. */
+struct pf_wake_list {
+  struct pf_table *tab;            /* the table of the nodes (one per list) */
+  pf_ref head;
+  struct pf_node *tail;
+  int n;
+};
 /* Unlink up to nr waiters matching key and mask, mark them WAKING and chain
- * them (FIFO) onto *list; returns how many. */
-int pf_queue_wake_locked(struct pf_bucket *b, const struct pf_key *k, uint32_t mask, int nr,
-                         struct pf_waiter ***tailp);
+ * them (FIFO) onto the list; returns how many.  In a region, a waiter whose
+ * process died is unlinked and its slot freed instead: it is never counted. */
+int pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k,
+                         uint32_t mask, int nr, struct pf_wake_list *l);
 /* After unlocking: unpark each (the token is the last touch). */
-void pf_wake_list(struct pf_waiter *list);
+void pf_wake_list(struct pf_wake_list *l);
 
 static inline uint32_t
 pf_word_load(const uint32_t *uaddr)
@@ -315,6 +487,25 @@ pf_word_load(const uint32_t *uaddr)
 }
 
 void pf_cpu_relax(unsigned int *spins);
+
+/* ---- Regions' liveness (src/shm.c) ---------------------------------------- */
+/* Is the node's owning process alive (always, for the private table)? */
+int pf_node_owner_alive(const struct pf_table *tab, const struct pf_node *n);
+/* A region slot for a wait of this process: 0 and *ref, or -ENOMEM when the
+ * pool is exhausted (after reclaiming the slots of dead processes). */
+int pf_slot_claim(struct pf_table *tab, pf_ref *ref);
+void pf_slot_free(struct pf_table *tab, struct pf_node *n);
+/* Waits of this process in progress on a region's words (close: EBUSY). */
+void pf_region_wait_begin(struct pf_table *tab);
+void pf_region_wait_end(struct pf_table *tab);
+
+/* ---- Crash points (configure --enable-crash-points) ---------------------- */
+#ifdef PF_CRASH_POINTS
+void pf_crash_point(const char *name);
+# define PF_CRASH(name) pf_crash_point(name)
+#else
+# define PF_CRASH(name) ((void)0)
+#endif
 
 int pf_emu_wait(const struct pf_req *r);
 int pf_emu_wake(const struct pf_req *r);

@@ -23,4 +23,8 @@ int pf_os_probe_write(const void *p);
  * OS cannot tell cheaply). */
 int pf_os_shared_key_check(const void *p);
 
+/* Is process pid alive?  Region liveness (src/shm.c): 1 alive (or not
+ * ours to signal), 0 gone.  POSIX: kill(pid, 0). */
+int pf_os_pid_alive(int pid);
+
 #endif

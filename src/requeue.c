@@ -1,71 +1,98 @@
 /* requeue.c - FUTEX_REQUEUE / CMP_REQUEUE under emulation.
- * Both bucket locks, in index order; nodes move between queues and take the
- * new key.  Returns woken + requeued, like the kernel; a mismatch with
- * CMP_REQUEUE is EAGAIN with nothing done. */
+ * Both bucket locks, in a fixed order; nodes move between queues and take
+ * the new key.  Returns woken + requeued, like the kernel; a mismatch with
+ * CMP_REQUEUE is EAGAIN with nothing done.
+ *
+ * Two tables.  A node is a slot of its table's memory, so it cannot move
+ * to another table: a requeue from a region's word to a word outside that
+ * region (this process's table or another region's) that would move a
+ * waiter fails with EINVAL before anything is done (Linux moves it; NPTL
+ * -style callers fall back to waking everyone on EINVAL, which is correct
+ * there).  With nr_requeue 0 it is a plain wake and works. */
 #include "emu.h"
 
 int
 pf_emu_requeue(const struct pf_req *r)
 {
   volatile char here = 0;
-  struct pf_waiter *list = NULL, **tail = &list, *w, *next;
+  struct pf_wake_list list = { 0 };
   struct pf_crit c;
   struct pf_key k1, k2;
+  struct pf_table *t1, *t2;
   struct pf_bucket *b1, *b2;
-  uintptr_t i1, i2;
+  uint32_t i1, i2;
+  pf_ref ref, next;
+  unsigned int budget;
   int ret, woken = 0, moved = 0;
 
-  if ((ret = pf_key_make(r->uaddr, r->flags, &k1)) < 0)
+  if ((ret = pf_key_make(r->uaddr, r->flags, &k1, &t1)) < 0)
     return ret;
-  if ((ret = pf_key_make(r->uaddr2, r->flags, &k2)) < 0)
+  if ((ret = pf_key_make(r->uaddr2, r->flags, &k2, &t2)) < 0)
     return ret;
   if ((r->flags & PF_F_CMP) && (ret = pf_word_check(r->uaddr)) < 0)
     return ret;
-  i1 = pf_key_bucket(&k1);
-  i2 = pf_key_bucket(&k2);
-  b1 = &pf_table.buckets[i1];
-  b2 = &pf_table.buckets[i2];
+  if (t1 != t2 && r->nr2 > 0)
+    return -EINVAL;                                     /* see above */
+  i1 = pf_key_bucket(t1, &k1);
+  i2 = pf_key_bucket(t2, &k2);
+  b1 = &t1->buckets[i1];
+  b2 = &t2->buckets[i2];
 
   if ((r->flags & PF_F_CMP))
     (void)pf_word_load(r->uaddr);   /* a fault here, not under the locks */
   pf_crit_enter(&c);                                    /* (G) in wait.c */
   pf_self_enter_fast((uintptr_t)&here);
-  AO_fetch_and_add1_full(&b2->waiters);                 /* (C) in wait.c */
-  pf_bucket_lock2(i1, i2);
+  AO_int_fetch_and_add_full(&b2->waiters, 1);           /* (C) in wait.c */
+  if ((ret = pf_bucket_lock2(t1, i1, t2, i2)) < 0)
+    goto out_nolock;
+  PF_CRASH("requeue_locked");
   if ((r->flags & PF_F_CMP) && pf_word_load(r->uaddr) != r->val) {
     ret = -EAGAIN;
     goto out_unlock;
   }
-  pf_bucket_drain_locked(b1);                           /* (H) in wait.c */
-  pf_bucket_drain_locked(b2);
-  for (w = b1->head; w && (woken < r->nr || moved < r->nr2); w = next) {
-    next = w->next;
-    if (AO_load(&w->state) != PF_W_QUEUED || !pf_key_eq(&w->key, &k1))
-      continue;
-    if (woken < r->nr) {
-      pf_waiter_unlink_locked(b1, w);
-      AO_store(&w->state, PF_W_WAKING);
-      w->wake_next = NULL;
-      *tail = w;
-      tail = &w->wake_next;
-      woken++;
-      continue;
+  if (r->nr > 0 && (ret = pf_queue_wake_locked(t1, i1, &k1, PFUTEX_BITSET_MATCH_ANY, r->nr, &list)) < 0)
+    goto out_unlock;
+  woken = list.n;
+  if (r->nr2 > 0 && t1 == t2) {
+    if ((ret = pf_bucket_ready_locked(t1, i1)) < 0
+        || (b1 != b2 && (ret = pf_bucket_ready_locked(t2, i2)) < 0))
+      goto out_unlock;
+    budget = t1->slots ? t1->nslots + 1 : ~0u;
+    for (ref = b1->head; ref && moved < r->nr2 && budget--; ref = next) {
+      struct pf_node *w = pf_node_get(t1, ref);
+      if (!w)
+        break;
+      next = w->next;
+      if (AO_int_load(&w->state) != PF_W_QUEUED || !pf_node_keyeq(w, &k1))
+        continue;
+      if (t1->slots && !pf_node_owner_alive(t1, w)) {
+        pf_node_unlink_locked(t1, b1, w);
+        pf_slot_free(t1, w);
+        continue;
+      }
+      if (b1 != b2) {
+        /* The count first, then the node's key and bucket (a rebuild after
+         * a crash here files the node by its key), then the queues. */
+        AO_int_fetch_and_add_full(&b2->waiters, 1);
+        pf_node_setkey(w, &k2);
+        AO_int_store_release(&w->bucket, i2);           /* (E): under both locks */
+        PF_CRASH("requeue_rekeyed");
+        pf_queue_unlink_locked(t1, b1, w);
+        AO_int_fetch_and_add_full(&b1->waiters, (unsigned int)-1);
+        pf_queue_append_locked(t2, b2, w, ref);
+        PF_CRASH("requeue_moved");
+      } else {
+        pf_node_setkey(w, &k2);
+      }
+      moved++;
     }
-    w->key = k2;
-    if (b1 != b2) {
-      pf_queue_unlink_locked(b1, w);
-      AO_fetch_and_sub1(&b1->waiters);
-      AO_fetch_and_add1(&b2->waiters);
-      pf_queue_append_locked(b2, w);
-      AO_store_release(&w->bucket, i2);                 /* (E): under both locks */
-    }
-    moved++;
   }
   ret = woken + moved;
 out_unlock:
-  pf_bucket_unlock2(i1, i2);
-  AO_fetch_and_sub1(&b2->waiters);
-  pf_wake_list(list);
+  pf_bucket_unlock2(t1, i1, t2, i2);
+out_nolock:
+  AO_int_fetch_and_add_full(&b2->waiters, (unsigned int)-1);
+  pf_wake_list(&list);
   pf_crit_exit(&c);
   return ret;
 }

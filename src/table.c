@@ -1,5 +1,27 @@
-/* table.c - the hashed waitqueue table: buckets, keys, hashing, queues and
- * bucket locks.  No allocation after init; none on any wait or wake path. */
+/* table.c - the hashed waitqueue tables: buckets, keys, hashing, queues and
+ * bucket locks.  One code for the private table (this process's futexes)
+ * and for the tables in shared regions (src/shm.c): nodes are named by
+ * 32-bit references (emu.h), never by pointers.  No allocation after init;
+ * none on any wait or wake path.
+ *
+ * Regions: memory another process can scribble on, and whose users can be
+ * killed at any instruction.  So in a region's table
+ *   - every reference is bounds-checked when resolved (pf_node_get) and
+ *     every queue walk is bounded by the slot count: a bad link is
+ *     corruption, answered by a rebuild of the bucket from its slots, and
+ *     if that does not help by -ENOTRECOVERABLE, never a wild access or a
+ *     loop;
+ *   - a bucket lock names its holder (process entry and its generation), so
+ *     a locker that finds the holder's process dead takes the lock over;
+ *   - the queue is a cache: the truth is in the slots (key, state, owner,
+ *     arrival number).  A locker that took a lock over from a dead holder,
+ *     or found a queue corrupt, rebuilds the bucket from the slots
+ *     (pf_bucket_rebuild_locked): whatever instruction the holder died at,
+ *     the rebuilt queue holds exactly the live waiters that hash there, in
+ *     arrival order, and the dead processes' slots are freed.  The waiter
+ *     count is recomputed conservatively (a waiter between (A) and its push
+ *     may be counted twice: that only costs the bucket its wake fast path
+ *     until it empties, never a wakeup). */
 #include "emu.h"
 
 #include <pthread.h>
@@ -10,41 +32,39 @@
 
 struct pf_table pf_table;
 
-static void
-pf_table_reset(void)
-{
-  memset(pf_table.buckets, 0, pf_table.nbuckets * sizeof *pf_table.buckets);
-}
-
 /* fork(): the child has one thread and none of the parent's waiters; a
  * bucket lock another thread held at the fork would stay held forever, so
- * the child starts from an empty table (invariant 6). */
+ * the child starts from an empty private table (invariant 6).  Region
+ * tables are shared with the parent and stay as they are. */
 static void
 pf_table_atfork_child(void)
 {
-  pf_table_reset();
+  memset(pf_table.buckets, 0, pf_table.nbuckets * sizeof *pf_table.buckets);
 }
 
 int
 pf_table_init(void)
 {
   long ncpu = sysconf(_SC_NPROCESSORS_CONF);
-  uintptr_t n = 1;
+  uint32_t n = 1;
   unsigned int bits = 0;
   void *mem;
 
   if (ncpu < 1)
     ncpu = 1;
-  while (n < (uintptr_t)ncpu * 256) {
+  while (n < (uint32_t)ncpu * 256 && bits < 20) {
     n <<= 1;
     bits++;
   }
   if (posix_memalign(&mem, PF_CACHELINE, n * sizeof(struct pf_bucket)) != 0)
     return -ENOMEM;
+  memset(mem, 0, n * sizeof(struct pf_bucket));
   pf_table.buckets = mem;
   pf_table.nbuckets = n;
-  pf_table.shift = (unsigned int)(sizeof(uintptr_t) * 8) - bits;
-  pf_table_reset();
+  pf_table.bits = bits;
+  pf_table.slots = NULL;
+  pf_table.rgn = NULL;
+  pf_table.order = 0;
   if (pthread_atfork(NULL, NULL, pf_table_atfork_child) != 0)
     return -ENOMEM;
   return 0;
@@ -64,9 +84,9 @@ pf_cpu_relax(unsigned int *spins)
   }
 }
 
-/* Bucket locks are test-and-test-and-set spinlocks that yield the CPU when
- * the holder seems preempted.  Critical sections are a few dozen
- * instructions and never make a system call. */
+/* The pools' locks: test-and-test-and-set, yielding when the holder seems
+ * preempted.  Critical sections are a few dozen instructions and never make
+ * a system call. */
 void
 pf_spin_lock(AO_t *l)
 {
@@ -81,173 +101,362 @@ pf_spin_unlock(AO_t *l)
   AO_store_release(l, 0);
 }
 
-void
-pf_bucket_lock(struct pf_bucket *b)
-{
-  pf_spin_lock(&b->lock);
-}
+/* ---- Bucket locks ---------------------------------------------------------- */
+/* The lock word: 0 free; the private table's holder is 1; a region's is
+ * its lock id (src/shm.c: process entry + 1 and the entry's generation). */
+uint32_t pf_region_lock_id(const struct pf_table *tab);
+int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
+static int pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i);
 
-void
-pf_bucket_unlock(struct pf_bucket *b)
+int
+pf_bucket_lock(struct pf_table *tab, uint32_t i)
 {
-  pf_spin_unlock(&b->lock);
-}
+  volatile unsigned int *l = &tab->buckets[i].lock;
+  uint32_t me = tab->rgn ? pf_region_lock_id(tab) : 1, h;
+  unsigned int spins = 0, rounds = 0;
 
-/* Two buckets, in index order (indices, not addresses: a shared table is
- * mapped at different addresses in each process); one lock when equal. */
-void
-pf_bucket_lock2(uintptr_t i1, uintptr_t i2)
-{
-  if (i1 > i2) {
-    uintptr_t t = i1;
-    i1 = i2;
-    i2 = t;
-  }
-  pf_bucket_lock(&pf_table.buckets[i1]);
-  if (i2 != i1)
-    pf_bucket_lock(&pf_table.buckets[i2]);
-}
-
-void
-pf_bucket_unlock2(uintptr_t i1, uintptr_t i2)
-{
-  pf_bucket_unlock(&pf_table.buckets[i1]);
-  if (i2 != i1)
-    pf_bucket_unlock(&pf_table.buckets[i2]);
-}
-
-void
-pf_queue_append_locked(struct pf_bucket *b, struct pf_waiter *w)
-{
-  PF_ASSERT(AO_load(&b->lock) != 0);
-  w->next = NULL;
-  w->prev = b->tail;
-  if (b->tail)
-    b->tail->next = w;
-  else
-    b->head = w;
-  b->tail = w;
-}
-
-void
-pf_queue_unlink_locked(struct pf_bucket *b, struct pf_waiter *w)
-{
-  PF_ASSERT(AO_load(&b->lock) != 0);
-  if (w->prev)
-    w->prev->next = w->next;
-  else
-    b->head = w->next;
-  if (w->next)
-    w->next->prev = w->prev;
-  else
-    b->tail = w->prev;
-  w->next = w->prev = NULL;
-}
-
-void
-pf_bucket_push(struct pf_bucket *b, struct pf_waiter *w)
-{
-  AO_t old;
-  do {
-    old = AO_load(&b->incoming);
-    w->in_next = (struct pf_waiter *)old;
-  } while (!AO_compare_and_swap_full(&b->incoming, old, (AO_t)w));
-}
-
-/* Take the whole incoming stack (pushes only ever add to it and this takes
- * it whole, so no ABA) and append it to the queue in arrival order. */
-void
-pf_bucket_drain_locked(struct pf_bucket *b)
-{
-  struct pf_waiter *s, *rev = NULL;
-  AO_t top;
-  PF_ASSERT(AO_load(&b->lock) != 0);
-  do
-    top = AO_load(&b->incoming);
-  while (top && !AO_compare_and_swap_full(&b->incoming, top, 0));
-  for (s = (struct pf_waiter *)top; s;) {
-    struct pf_waiter *n = s->in_next;
-    s->in_next = rev;
-    rev = s;
-    s = n;
-  }
-  while (rev) {
-    struct pf_waiter *n = rev->in_next;
-    pf_queue_append_locked(b, rev);
-    rev->linked = 1;
-    rev = n;
+  for (;;) {
+    h = AO_int_load(l);
+    if (h == 0 && AO_int_compare_and_swap_full(l, 0, me))
+      return 0;
+    pf_cpu_relax(&spins);
+    if (tab->rgn && spins >= 100 && (++rounds & 31) == 0 && h != 0
+        && pf_region_lock_holder_dead(tab, h)) {
+      /* The holder's process is gone (or the word is garbage): take the
+       * lock over and rebuild the bucket from its slots. */
+      if (AO_int_compare_and_swap_full(l, h, me)) {
+        PF_CRASH("lock_takeover");
+        return pf_bucket_rebuild_locked(tab, i);
+      }
+    }
   }
 }
 
-/* Off the queue, giving back its count (A). */
 void
-pf_waiter_unlink_locked(struct pf_bucket *b, struct pf_waiter *w)
+pf_bucket_unlock(struct pf_table *tab, uint32_t i)
 {
-  pf_queue_unlink_locked(b, w);
-  w->linked = 0;
-  if (w->counted) {
-    w->counted = 0;
-    AO_fetch_and_sub1(&b->waiters);
-  }
+  AO_int_store_release(&tab->buckets[i].lock, 0);
+}
+
+static int
+pf_table_before(const struct pf_table *t1, uint32_t i1, const struct pf_table *t2, uint32_t i2)
+{
+  if (t1->order != t2->order)
+    return t1->order < t2->order;
+  return i1 < i2;
 }
 
 int
-pf_waiter_dequeue(struct pf_waiter *w, AO_t to, int dead)
+pf_bucket_lock2(struct pf_table *t1, uint32_t i1, struct pf_table *t2, uint32_t i2)
 {
-  for (;;) {
-    uintptr_t idx = AO_load_acquire(&w->bucket);
-    struct pf_bucket *b = &pf_table.buckets[idx];
-    int queued;
+  int ret;
+  if (t1 == t2 && i1 == i2)
+    return pf_bucket_lock(t1, i1);
+  if (!pf_table_before(t1, i1, t2, i2)) {
+    struct pf_table *tt = t1;
+    uint32_t ti = i1;
+    t1 = t2;
+    i1 = i2;
+    t2 = tt;
+    i2 = ti;
+  }
+  if ((ret = pf_bucket_lock(t1, i1)) < 0)
+    return ret;
+  if ((ret = pf_bucket_lock(t2, i2)) < 0)
+    pf_bucket_unlock(t1, i1);
+  return ret;
+}
 
-    pf_bucket_lock(b);
-    if (AO_load(&w->bucket) != idx) {     /* requeued meanwhile: follow it */
-      pf_bucket_unlock(b);
+void
+pf_bucket_unlock2(struct pf_table *t1, uint32_t i1, struct pf_table *t2, uint32_t i2)
+{
+  pf_bucket_unlock(t1, i1);
+  if (t1 != t2 || i1 != i2)
+    pf_bucket_unlock(t2, i2);
+}
+
+/* ---- Queues ------------------------------------------------------------------- */
+
+void
+pf_queue_append_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n, pf_ref ref)
+{
+  struct pf_node *t = pf_node_get(tab, b->tail);
+  n->next = 0;
+  n->prev = t ? b->tail : 0;
+  if (t)
+    t->next = ref;
+  else
+    b->head = ref;
+  b->tail = ref;
+}
+
+void
+pf_queue_unlink_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n)
+{
+  struct pf_node *p = pf_node_get(tab, n->prev), *x = pf_node_get(tab, n->next);
+  if (p)
+    p->next = n->next;
+  else
+    b->head = x ? n->next : 0;
+  if (x)
+    x->prev = n->prev;
+  else
+    b->tail = p ? n->prev : 0;
+  n->next = n->prev = 0;
+}
+
+void
+pf_bucket_push(struct pf_table *tab, uint32_t i, struct pf_node *n, pf_ref ref)
+{
+  volatile unsigned int *in = &tab->buckets[i].incoming;
+  unsigned int old;
+  n->pushed = 1;
+  do {
+    old = AO_int_load(in);
+    n->in_next = old;
+  } while (!AO_int_compare_and_swap_full(in, old, ref));
+}
+
+/* Take the whole incoming stack (pushes only ever add to it and this takes
+ * it whole, so no ABA) and append it to the queue in arrival order.  A node
+ * already linked (a region's rebuild linked it before its push landed) is
+ * skipped.  -ENOTRECOVERABLE for a stack longer than the table's nodes. */
+int
+pf_bucket_drain_locked(struct pf_table *tab, struct pf_bucket *b)
+{
+  pf_ref rev = 0, s;
+  unsigned int top, budget = tab->slots ? tab->nslots + 1 : ~0u;
+  do
+    top = AO_int_load(&b->incoming);
+  while (top && !AO_int_compare_and_swap_full(&b->incoming, top, 0));
+  for (s = top; s;) {
+    struct pf_node *n = pf_node_get(tab, s);
+    pf_ref next;
+    if (!n || budget-- == 0)
+      return -ENOTRECOVERABLE;
+    next = n->in_next;
+    n->in_next = rev;
+    rev = s;
+    s = next;
+  }
+  while (rev) {
+    struct pf_node *n = pf_node_get(tab, rev);
+    pf_ref next = n->in_next;
+    n->in_next = 0;
+    if (!n->linked) {
+      pf_queue_append_locked(tab, b, n, rev);
+      n->linked = 1;
+    }
+    rev = next;
+  }
+  return 0;
+}
+
+void
+pf_node_unlink_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n)
+{
+  pf_queue_unlink_locked(tab, b, n);
+  n->linked = 0;
+  if (n->counted) {
+    n->counted = 0;
+    AO_int_fetch_and_add_full(&b->waiters, (unsigned int)-1);
+  }
+}
+
+/* ---- Rebuilding a region's bucket ------------------------------------------------ */
+
+/* Under bucket i's lock (taken over from a dead holder, or a queue found
+ * corrupt): rebuild its queue, incoming stack and count from the slots. */
+static int
+pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i)
+{
+  struct pf_bucket *b = &tab->buckets[i];
+  uint32_t s, count = 0;
+
+  if (!tab->slots)
+    return -ENOTRECOVERABLE;
+  (void)AO_int_fetch_and_add_full(&b->incoming, 0);
+  AO_int_store(&b->incoming, 0);      /* every pushed slot is found below */
+  b->head = b->tail = 0;
+  for (s = 0; s < tab->nslots; s++) {
+    struct pf_node *n = &tab->slots[s];
+    struct pf_key k;
+    uint32_t st = AO_int_load(&n->state);
+    if (n->owner == 0)
+      continue;
+    k.word = pf_node_keyword(n);
+    k.space = n->key_space;
+    if (st != PF_W_QUEUED && st != PF_W_DETACHED)
+      continue;
+    if (pf_key_bucket(tab, &k) != i)
+      continue;
+    if (!pf_node_owner_alive(tab, n)) {
+      n->linked = 0;
+      n->counted = 0;
+      pf_slot_free(tab, n);
       continue;
     }
-    pf_bucket_drain_locked(b);            /* every push of w is on the queue now */
-    if (w->linked) {
-      pf_waiter_unlink_locked(b, w);
-    } else if (dead && w->counted) {      /* never pushed, never will be */
-      w->counted = 0;
-      AO_fetch_and_sub1(&b->waiters);
+    n->bucket = i;
+    n->counted = 1;
+    count++;
+    n->linked = 0;
+    if (n->pushed) {
+      /* insert by arrival number (wrapping compare) */
+      pf_ref r = b->tail, ref = s + 1;
+      struct pf_node *at = NULL;
+      unsigned int budget = tab->nslots + 1;
+      while (r && budget--) {
+        at = pf_node_get(tab, r);
+        if ((int32_t)(n->seq - at->seq) >= 0)
+          break;
+        r = at->prev;
+        at = NULL;
+      }
+      n->in_next = 0;
+      if (!at) {                      /* first */
+        struct pf_node *h = pf_node_get(tab, b->head);
+        n->prev = 0;
+        n->next = b->head;
+        if (h)
+          h->prev = ref;
+        else
+          b->tail = ref;
+        b->head = ref;
+      } else {
+        struct pf_node *nx = pf_node_get(tab, at->next);
+        n->prev = r;
+        n->next = at->next;
+        at->next = ref;
+        if (nx)
+          nx->prev = ref;
+        else
+          b->tail = ref;
+      }
+      n->linked = 1;
     }
-    queued = AO_load(&w->state) == PF_W_QUEUED;
+  }
+  AO_int_store(&b->waiters, count);
+  AO_nop_full();
+  return 0;
+}
+
+/* Walk-and-check of a bucket's queue, bounded: 0 when every link resolves
+ * and the list is consistent, else -ENOTRECOVERABLE. */
+static int
+pf_queue_check_locked(struct pf_table *tab, struct pf_bucket *b)
+{
+  pf_ref r = b->head, prev = 0;
+  unsigned int budget = tab->nslots + 1;
+  while (r) {
+    struct pf_node *n = pf_node_get(tab, r);
+    if (!n || budget-- == 0 || n->prev != prev || !n->linked)
+      return -ENOTRECOVERABLE;
+    prev = r;
+    r = n->next;
+  }
+  return b->tail == prev ? 0 : -ENOTRECOVERABLE;
+}
+
+/* Drain, and in a region check the queue; rebuild it once if it is bad. */
+int
+pf_bucket_ready_locked(struct pf_table *tab, uint32_t i)
+{
+  struct pf_bucket *b = &tab->buckets[i];
+  int ret = pf_bucket_drain_locked(tab, b);
+  if (!tab->slots)
+    return ret;
+  if (ret == 0 && pf_queue_check_locked(tab, b) == 0)
+    return 0;
+  if ((ret = pf_bucket_rebuild_locked(tab, i)) < 0)
+    return ret;
+  return pf_queue_check_locked(tab, b);
+}
+
+int
+pf_waiter_dequeue(struct pf_waiter *w, uint32_t to, int dead)
+{
+  struct pf_table *tab = w->tab;
+  struct pf_node *n = w->node;
+  for (;;) {
+    uint32_t idx = AO_int_load_acquire(&n->bucket);
+    struct pf_bucket *b;
+    int queued;
+
+    if (idx >= tab->nbuckets)
+      idx = 0;                              /* corrupt: any lock, then re-check */
+    b = &tab->buckets[idx];
+    if (pf_bucket_lock(tab, idx) < 0)
+      return 1;                             /* unusable region: off it, as far as we can */
+    if (AO_int_load(&n->bucket) != idx) {   /* requeued meanwhile: follow it */
+      pf_bucket_unlock(tab, idx);
+      continue;
+    }
+    (void)pf_bucket_ready_locked(tab, idx); /* every push of n is on the queue now */
+    if (n->linked) {
+      pf_node_unlink_locked(tab, b, n);
+    } else if (dead && n->counted) {        /* never pushed, never will be */
+      n->counted = 0;
+      AO_int_fetch_and_add_full(&b->waiters, (unsigned int)-1);
+    }
+    queued = AO_int_load(&n->state) == PF_W_QUEUED;
     if (queued)
-      AO_store(&w->state, to);
-    pf_bucket_unlock(b);
+      AO_int_store(&n->state, to);
+    pf_bucket_unlock(tab, idx);
     return queued;
   }
 }
 
 int
-pf_queue_wake_locked(struct pf_bucket *b, const struct pf_key *k, uint32_t mask, int nr,
-                     struct pf_waiter ***tailp)
+pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, uint32_t mask,
+                     int nr, struct pf_wake_list *l)
 {
-  struct pf_waiter *w, *next;
-  int n = 0;
+  struct pf_bucket *b = &tab->buckets[i];
+  pf_ref r, next;
+  int n = 0, ret;
+  unsigned int budget;
 
-  PF_ASSERT(AO_load(&b->lock) != 0);
-  pf_bucket_drain_locked(b);
-  for (w = b->head; w && n < nr; w = next) {
+  if ((ret = pf_bucket_ready_locked(tab, i)) < 0)
+    return ret;
+  budget = tab->slots ? tab->nslots + 1 : ~0u;
+  for (r = b->head; r && n < nr && budget--; r = next) {
+    struct pf_node *w = pf_node_get(tab, r);
     next = w->next;
-    if (AO_load(&w->state) != PF_W_QUEUED || !pf_key_eq(&w->key, k) || !(w->bitset & mask))
+    if (AO_int_load(&w->state) != PF_W_QUEUED || !pf_node_keyeq(w, k) || !(w->bitset & mask))
       continue;                           /* (G) a detached node its owner will remove */
-    pf_waiter_unlink_locked(b, w);
-    AO_store(&w->state, PF_W_WAKING);
-    w->wake_next = NULL;
-    **tailp = w;
-    *tailp = &w->wake_next;
+    if (tab->slots && !pf_node_owner_alive(tab, w)) {
+      /* Its process died: the kernel would have dropped it at exit. */
+      pf_node_unlink_locked(tab, b, w);
+      pf_slot_free(tab, w);
+      continue;
+    }
+    pf_node_unlink_locked(tab, b, w);
+    if (tab->slots)
+      w->waker = pf_region_lock_id(tab);
+    AO_int_store(&w->state, PF_W_WAKING);
+    PF_CRASH("wake_marked");
+    w->wake_next = 0;
+    if (l->tail)
+      l->tail->wake_next = r;
+    else
+      l->head = r;
+    l->tail = w;
+    l->tab = tab;
+    l->n++;
     n++;
   }
   return n;
 }
 
 void
-pf_wake_list(struct pf_waiter *w)
+pf_wake_list(struct pf_wake_list *l)
 {
-  while (w) {
-    struct pf_waiter *next = w->wake_next;   /* read before the token is given */
-    pf_emu_port->unpark(&w->park);           /* the token is the last touch (wait.c (D)) */
-    w = next;
+  pf_ref r = l->head;
+  int left = l->n;
+  while (r && left-- > 0) {
+    struct pf_node *w = pf_node_get(l->tab, r);
+    if (!w)
+      break;
+    r = w->wake_next;                        /* read before the token is given */
+    pf_emu_port->unpark(&w->park, l->tab->slots != NULL);  /* the last touch (wait.c (D)) */
   }
 }

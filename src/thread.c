@@ -94,26 +94,43 @@ pf_crit_exit(struct pf_crit *c)
 }
 
 /* ---- The pool ------------------------------------------------------------ */
+/* Records are made in chunks of PF_CHUNK (mmap: async-signal-safe, unlike
+ * malloc; never unmapped) listed in a directory, so a node reference (the
+ * private table links nodes by reference, emu.h) resolves with two loads. */
+#define PF_CHUNK_BITS 6
+#define PF_CHUNK (1u << PF_CHUNK_BITS)
+#define PF_CHUNKS_MAX 1024                  /* 65536 threads waiting at once */
+static struct pf_thread *volatile pf_chunks[PF_CHUNKS_MAX];
+static unsigned int pf_nchunks;             /* pf_pool_lock */
 
-/* A chunk of records from the system: mmap (async-signal-safe, unlike
- * malloc), never unmapped. */
+struct pf_node *
+pf_thread_node(pf_ref ref)
+{
+  uint32_t i = ref - 1, rec = i / PF_NEST_MAX;
+  struct pf_thread *chunk = pf_chunks[(rec >> PF_CHUNK_BITS) & (PF_CHUNKS_MAX - 1)];
+  return &chunk[rec & (PF_CHUNK - 1)].nodes[i % PF_NEST_MAX].n;
+}
+
 static int
 pf_pool_grow_locked(void)
 {
-  size_t per = 64 * 1024 / sizeof(struct pf_thread), i;
   struct pf_thread *chunk;
-  if (per < 1)
-    per = 1;
-  chunk = mmap(NULL, per * sizeof *chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-               -1, 0);
+  unsigned int i;
+  if (pf_nchunks == PF_CHUNKS_MAX)
+    return -ENOMEM;
+  chunk = mmap(NULL, PF_CHUNK * sizeof *chunk, PROT_READ | PROT_WRITE,
+               MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (chunk == MAP_FAILED)
     return -ENOMEM;
-  for (i = 0; i < per; i++) {
+  for (i = 0; i < PF_CHUNK; i++) {
+    chunk[i].index = pf_nchunks * PF_CHUNK + i;
     chunk[i].next = pf_pool_all;
     pf_pool_all = &chunk[i];
     chunk[i].next_free = pf_pool_free;
     pf_pool_free = &chunk[i];
   }
+  AO_nop_full();
+  pf_chunks[pf_nchunks++] = chunk;
   return 0;
 }
 
@@ -165,20 +182,50 @@ pf_self_get(void)
 
 /* ---- Waits that end by another route ------------------------------------- */
 
+/* The wait of w is over: give back its region slot. */
+static void
+pf_waiter_release(struct pf_waiter *w)
+{
+  struct pf_table *tab = w->tab;
+  if (tab && tab->slots) {
+    pf_slot_free(tab, w->node);
+    pf_region_wait_end(tab);
+  }
+  w->tab = NULL;
+  w->node = &w->n;
+}
+
+static int
+pf_waiter_orphaned_abandon(void *arg)
+{
+  struct pf_waiter *w = arg;
+  struct pf_node *n = w->node;
+  int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
+  return AO_int_load(&n->state) == PF_W_WAKING && n->waker != 0
+         && pf_region_lock_holder_dead(w->tab, n->waker);
+}
+
 void
 pf_waiter_abandon(struct pf_waiter *w)
 {
-  AO_t st = AO_load(&w->state);
+  struct pf_node *n = w->node;
+  uint32_t st;
+  if (!w->tab)
+    return;
+  st = AO_int_load(&n->state);
   if (st != PF_W_IDLE && pf_waiter_dequeue(w, PF_W_GONE, 1))
     st = PF_W_GONE;
   else
-    st = AO_load(&w->state);
+    st = AO_int_load(&n->state);
   if (st == PF_W_WAKING || st == PF_W_DETACHED) {
     /* The token is given (DETACHED) or on its way (WAKING): take it, so the
      * parker starts its next wait empty and no waker touches w later. */
-    pf_emu_port->collect(&w->park);
+    int shared = w->tab->slots != NULL;
+    pf_emu_port->collect(&w->parker, &n->park, shared,
+                         shared ? pf_waiter_orphaned_abandon : NULL, w);
   }
-  AO_store(&w->state, PF_W_IDLE);
+  AO_int_store(&n->state, PF_W_IDLE);
+  pf_waiter_release(w);
 }
 
 void
@@ -197,7 +244,9 @@ pf_self_pop(struct pf_thread *t, struct pf_waiter *w)
     }
     pf_crit_exit(&c);
   }
-  AO_store(&w->state, PF_W_IDLE);
+  AO_int_store(&w->node->state, PF_W_IDLE);
+  if (PF_UNLIKELY(w->tab != &pf_table))
+    pf_waiter_release(w);
   t->depth = idx;
   if (idx == 0 && t->ephemeral) {
     struct pf_crit c;
@@ -239,8 +288,8 @@ pf_self_enter(uintptr_t frame)
        * running the handler.  Take it off and give it its token, so its
        * park ends at once; it then restarts or fails with EINTR.  The waits
        * below it were detached when it started. */
-      if (pf_waiter_dequeue(w, PF_W_DETACHED, 0))
-        pf_emu_port->unpark(&w->park);
+      if (w->tab && pf_waiter_dequeue(w, PF_W_DETACHED, 0))
+        pf_emu_port->unpark(&w->node->park, w->tab->slots != NULL);
       return;
     }
     /* A siglongjmp went past that wait: end it here. */
@@ -290,13 +339,17 @@ pf_thread_atfork_child(void)
     /* Not in the child's (empty) table any more.  The futex port's token
      * is its word; a SysV semaphore is the parent's: README, limits. */
     unsigned int i;
-    for (i = 0; i < pf_self->depth; i++)
-      if (AO_load(&pf_self->nodes[i].state) == PF_W_QUEUED) {
-        pf_self->nodes[i].linked = 0;
-        pf_self->nodes[i].counted = 0;
-        AO_store(&pf_self->nodes[i].state, PF_W_DETACHED);
-        AO_int_store_release(&pf_self->nodes[i].park.word, 1);
+    for (i = 0; i < pf_self->depth; i++) {
+      struct pf_waiter *w = &pf_self->nodes[i];
+      if (w->tab != &pf_table)
+        continue;     /* a region's slot stays the parent's wait (README, limits) */
+      if (AO_int_load(&w->n.state) == PF_W_QUEUED) {
+        w->n.linked = 0;
+        w->n.counted = 0;
+        AO_int_store(&w->n.state, PF_W_DETACHED);
+        AO_int_store_release(&w->n.park.word, 1);
       }
+    }
   }
 }
 

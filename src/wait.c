@@ -81,11 +81,30 @@
  * its waiter off the queue while a handler runs; the interrupted wait then
  * restarts or fails with EINTR by (F).  Nested waits use the next node of
  * the thread's record, each with its own parker.
+ *
+ * (R) Regions.  A wait on a region's word queues a slot of the region's
+ * table instead of the record's own node: the same protocol, in shared
+ * memory, with three additions for peers that die at any instruction.
+ * The slot names its owner (process entry and generation): wakers skip and
+ * free the slots of dead processes, so a wake never lands on a dead
+ * waiter.  A waker records itself in the slot when it sets WAKING; the
+ * waiter parks in slices of PF_REGION_SLICE_NS, and a waiter whose waker
+ * died before giving the token takes itself as woken at the end of a
+ * slice (the wake was counted: woken wins).  And a surplus token (a dead
+ * waker's late post) is a spurious return of the park, absorbed: a park
+ * that returns 0 while the node is still QUEUED parks again.
  */
 #include "emu.h"
 #include "os.h"
 
 #include <pthread.h>
+
+/* Region waits park in slices (R): how long a waiter whose waker died
+ * between WAKING and the token sleeps before it notices. */
+#define PF_REGION_SLICE_NS 1000000000L
+
+int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
+uint32_t pf_region_next_seq(struct pf_table *tab);
 
 /* Under a critical section: make sure w is off its queue, and take it off
  * if still QUEUED (to GONE): 1 if we took it, 0 if a waker or a handler
@@ -101,26 +120,94 @@ pf_waiter_leave(struct pf_waiter *w)
   return took;
 }
 
+/* (R): the token will never come: w was set WAKING by a process that died
+ * before it gave it. */
+static int
+pf_waiter_orphaned(void *arg)
+{
+  struct pf_waiter *w = arg;
+  struct pf_node *n = w->node;
+  return AO_int_load(&n->state) == PF_W_WAKING && n->waker != 0
+         && pf_region_lock_holder_dead(w->tab, n->waker);
+}
+
+/* The end of the next slice: the deadline itself if it comes first (*last
+ * set), else one slice from now on the deadline's clock. */
+static void
+pf_slice(const struct pf_deadline *dl, struct pf_deadline *out, int *last)
+{
+  struct timespec now;
+  int clock = dl ? dl->clock : PFUTEX_CLOCK_MONOTONIC;
+  *last = 0;
+  if (pf_clock_now(clock, &now) < 0) {
+    now.tv_sec = 0;
+    now.tv_nsec = 0;
+  }
+  out->clock = clock;
+  out->abs = now;
+  out->abs.tv_nsec += PF_REGION_SLICE_NS % 1000000000L;
+  out->abs.tv_sec += PF_REGION_SLICE_NS / 1000000000L;
+  if (out->abs.tv_nsec >= 1000000000L) {
+    out->abs.tv_nsec -= 1000000000L;
+    out->abs.tv_sec++;
+  }
+  if (dl && (dl->abs.tv_sec < out->abs.tv_sec
+             || (dl->abs.tv_sec == out->abs.tv_sec && dl->abs.tv_nsec <= out->abs.tv_nsec))) {
+    *out = *dl;
+    *last = 1;
+  }
+}
+
+/* One park of w: the port's, in slices for a region (R). */
+static int
+pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl)
+{
+  int shared = w->tab->slots != NULL;
+  if (!shared)
+    return pf_emu_port->park(&w->parker, &w->node->park, 0, dl);
+  for (;;) {
+    struct pf_deadline slice;
+    int last, ret;
+    pf_slice(dl, &slice, &last);
+    ret = pf_emu_port->park(&w->parker, &w->node->park, 1, &slice);
+    if (ret != -ETIMEDOUT || last)
+      return ret;
+    if (pf_waiter_orphaned(w))
+      return 0;
+  }
+}
+
+static void
+pf_waiter_collect(struct pf_waiter *w)
+{
+  int shared = w->tab->slots != NULL;
+  pf_emu_port->collect(&w->parker, &w->node->park, shared, shared ? pf_waiter_orphaned : NULL, w);
+}
+
 /* Park w until a waker takes it, its deadline passes or a handler runs.
  * 0 woken (woken wins), -ETIMEDOUT, -EINTR (a handler ran, or detached
  * it).  w is IDLE on return: off every queue, its token collected. */
 static int
 pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl)
 {
-  int ret = pf_emu_port->park(&w->park, dl);
-  AO_t st;
+  struct pf_node *n = w->node;
+  uint32_t st;
+  int ret;
 
+  do
+    ret = pf_waiter_park(w, dl);
+  while (ret == 0 && AO_int_load(&n->state) == PF_W_QUEUED);   /* (R) a surplus token */
   if (ret != 0) {
     if (pf_waiter_leave(w)) {
-      AO_store(&w->state, PF_W_IDLE);
+      AO_int_store(&n->state, PF_W_IDLE);
       return ret;             /* -ETIMEDOUT, -EINTR (or a port error) */
     }
-    pf_emu_port->collect(&w->park);   /* (D) woken wins, or (G) detached: the token is due */
+    pf_waiter_collect(w);     /* (D) woken wins, or (G) detached: the token is due */
   }
-  st = AO_load(&w->state);
+  st = AO_int_load(&n->state);
   if (st == PF_W_DETACHED)
     (void)pf_waiter_leave(w); /* (H) detached before its push: still on the queue */
-  AO_store(&w->state, PF_W_IDLE);
+  AO_int_store(&n->state, PF_W_IDLE);
   return st == PF_W_WAKING ? 0 : -EINTR;
 }
 
@@ -139,27 +226,32 @@ pf_wait_cancelled(void *arg)
   pf_crit_exit(&c);
 }
 
-/* Claim this thread's next node for a wait whose frame is `frame`: 0 and
- * *tp, *wp set, or -errno.  The common case (no wait in progress, the
+/* Claim this thread's next node for a wait on tab whose frame is `frame`:
+ * 0 and *tp, *wp set, or -errno.  The common case (no wait in progress, the
  * parker set up, a private futex) takes no lock and no system call: the
  * node's frame is written before depth claims it and checked after, so a
- * handler that used the same node meanwhile is seen (H). */
+ * handler that used the same node meanwhile is seen (H).  A region wait
+ * also claims a slot of the region's (ENOMEM when none is left). */
 static int
-pf_waiter_claim(const struct pf_req *r, uintptr_t frame, struct pf_thread **tp,
-                struct pf_waiter **wp)
+pf_waiter_claim(const struct pf_req *r, struct pf_table *tab, uintptr_t frame,
+                struct pf_thread **tp, struct pf_waiter **wp)
 {
   struct pf_thread *t = pf_self_peek();
   struct pf_waiter *w;
   struct pf_crit c;
+  pf_ref ref;
   int ret;
 
   if (PF_LIKELY(t != NULL && t->depth == 0 && !(r->flags & PF_F_SHARED))) {
     w = &t->nodes[0];
-    if (PF_LIKELY(w->park.gen == *pf_emu_port->gen)) {
+    if (PF_LIKELY(w->parker.gen == *pf_emu_port->gen)) {
       w->frame = frame;
       t->depth = 1;
-      if (PF_LIKELY(w->frame == frame && AO_load(&w->state) == PF_W_IDLE)) {
-        pf_emu_port->prepare(&w->park);   /* set up already: arms, lock-free */
+      if (PF_LIKELY(w->frame == frame && AO_int_load(&w->n.state) == PF_W_IDLE)) {
+        w->tab = tab;
+        w->node = &w->n;
+        w->ref = t->index * PF_NEST_MAX + 1;
+        pf_emu_port->prepare(&w->parker, &w->n.park);   /* set up already: arms, lock-free */
         *tp = t;
         *wp = w;
         return 0;
@@ -169,15 +261,30 @@ pf_waiter_claim(const struct pf_req *r, uintptr_t frame, struct pf_thread **tp,
   }
   pf_crit_enter(&c);
   pf_self_enter(frame);
-  if ((r->flags & PF_F_SHARED) && (ret = pf_os_shared_key_check(r->uaddr)) < 0)
+  if ((r->flags & PF_F_SHARED) && !tab->slots && (ret = pf_os_shared_key_check(r->uaddr)) < 0)
     goto out;
   ret = -ENOMEM;
   if ((t = pf_self_get()) == NULL || t->depth == PF_NEST_MAX)
     goto out;
   w = &t->nodes[t->depth];
-  if ((ret = pf_emu_port->prepare(&w->park)) < 0)
+  if (tab->slots) {
+    if ((ret = pf_slot_claim(tab, &ref)) < 0)
+      goto out;
+    w->node = &tab->slots[ref - 1];
+  } else {
+    ref = t->index * PF_NEST_MAX + t->depth + 1;
+    w->node = &w->n;
+  }
+  if ((ret = pf_emu_port->prepare(&w->parker, &w->node->park)) < 0) {
+    if (tab->slots)
+      pf_slot_free(tab, w->node);
     goto out;
+  }
+  w->tab = tab;
+  w->ref = ref;
   w->frame = frame;
+  if (tab->slots)
+    pf_region_wait_begin(tab);
   t->depth++;
   *tp = t;
   *wp = w;
@@ -188,38 +295,48 @@ out:
 
 /* One wait: claim a node, queue it (H), sleep. */
 static int
-pf_emu_wait_once(const struct pf_req *r, const struct pf_key *key)
+pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_key *key)
 {
   volatile char here = 0;                   /* this frame, for pf_self_enter */
-  uintptr_t idx = pf_key_bucket(key);
-  struct pf_bucket *b = &pf_table.buckets[idx];
+  uint32_t idx = pf_key_bucket(tab, key);
+  struct pf_bucket *b = &tab->buckets[idx];
   struct pf_thread *t;
   struct pf_waiter *w;
+  struct pf_node *n;
   int ret;
 
-  if ((ret = pf_waiter_claim(r, (uintptr_t)&here, &t, &w)) < 0)
+  if ((ret = pf_waiter_claim(r, tab, (uintptr_t)&here, &t, &w)) < 0)
     return ret;
+  n = w->node;
   pthread_cleanup_push(pf_wait_cancelled, w);
-  w->key = *key;
-  w->bitset = r->mask;
-  AO_store(&w->bucket, idx);
-  w->linked = 0;
-  w->counted = 0;
-  AO_store(&w->state, PF_W_QUEUED);
-  AO_fetch_and_add1_full(&b->waiters);                  /* (A) */
-  w->counted = 1;
-  pf_bucket_push(b, w);                                 /* (H) */
+  pf_node_setkey(n, key);
+  n->bitset = r->mask;
+  AO_int_store(&n->bucket, idx);
+  n->linked = 0;
+  n->counted = 0;
+  n->pushed = 0;
+  n->waker = 0;
+  n->in_next = 0;
+  if (tab->slots)
+    n->seq = pf_region_next_seq(tab);
+  AO_int_store(&n->state, PF_W_QUEUED);
+  PF_CRASH("wait_queued");
+  AO_int_fetch_and_add_full(&b->waiters, 1);            /* (A) */
+  n->counted = 1;
+  PF_CRASH("wait_counted");
+  pf_bucket_push(tab, idx, n, w->ref);                  /* (H) */
+  PF_CRASH("wait_pushed");
   if (pf_word_load(r->uaddr) != r->val) {
     /* The word changed: leave again, unless a waker took us first. */
     if (pf_waiter_leave(w)) {
       ret = -EAGAIN;
     } else {
-      AO_t st;
-      pf_emu_port->collect(&w->park);
-      st = AO_load(&w->state);
+      uint32_t st;
+      pf_waiter_collect(w);
+      st = AO_int_load(&n->state);
       ret = st == PF_W_WAKING ? 0 : -EAGAIN;   /* woken wins; detached: EAGAIN */
     }
-    AO_store(&w->state, PF_W_IDLE);
+    AO_int_store(&n->state, PF_W_IDLE);
   } else {
     ret = pf_waiter_sleep(w, r->dl);
   }
@@ -231,11 +348,11 @@ pf_emu_wait_once(const struct pf_req *r, const struct pf_key *key)
 /* The slow path: queue and sleep, and restart as Linux does (F).  Out of
  * line, so the mismatch fast path in pf_emu_wait needs no frame. */
 static PF_NOINLINE int
-pf_emu_wait_queued(const struct pf_req *r, struct pf_key key)
+pf_emu_wait_queued(const struct pf_req *r, struct pf_table *tab, struct pf_key key)
 {
   int ret;
   for (;;) {
-    ret = pf_emu_wait_once(r, &key);
+    ret = pf_emu_wait_once(r, tab, &key);
     /* futex(2) restarts only untimed waits; futex_wait(2), the clean
      * call's model, restarts timed ones too (the deadline is absolute). */
     if (ret != -EINTR || (r->dl && (r->flags & PF_F_LEGACY)) || !pf_sig_restartable())
@@ -249,14 +366,15 @@ int
 pf_emu_wait(const struct pf_req *r)
 {
   struct pf_key key;
+  struct pf_table *tab;
   int ret;
 
-  if ((ret = pf_key_make(r->uaddr, r->flags, &key)) < 0)
+  if ((ret = pf_key_make(r->uaddr, r->flags, &key, &tab)) < 0)
     return ret;
   if ((ret = pf_word_check(r->uaddr)) < 0)
     return ret;
   /* Fast path (pf.h, pf_wait_mismatch): no lock, no syscall. */
   if (pf_wait_mismatch(r->uaddr, r->val))
     return -EAGAIN;
-  return pf_emu_wait_queued(r, key);
+  return pf_emu_wait_queued(r, tab, key);
 }

@@ -6,22 +6,25 @@
 
 /* The slow path, out of line so the fast path below needs no frame. */
 static PF_NOINLINE int
-pf_emu_wake_queued(struct pf_bucket *b, struct pf_key key, uint32_t mask, int nr,
+pf_emu_wake_queued(struct pf_table *tab, uint32_t idx, struct pf_key key, uint32_t mask, int nr,
                    const uint32_t *uaddr)
 {
   volatile char here = 0;
-  struct pf_waiter *list = NULL, **tail = &list;
+  struct pf_wake_list list = { 0 };
   struct pf_crit c;
   int ret;
 
   pf_crit_enter(&c);                                    /* (G) in wait.c */
   pf_self_enter_fast((uintptr_t)&here);
-  if (key.space != PF_KEY_PRIVATE && (ret = pf_os_shared_key_check(uaddr)) < 0)
+  if (key.space == PF_KEY_SHARED_LOCAL && (ret = pf_os_shared_key_check(uaddr)) < 0)
     goto out;
-  pf_bucket_lock(b);
-  ret = pf_queue_wake_locked(b, &key, mask, nr, &tail);
-  pf_bucket_unlock(b);
-  pf_wake_list(list);
+  if ((ret = pf_bucket_lock(tab, idx)) < 0)
+    goto out;
+  PF_CRASH("wake_locked");
+  ret = pf_queue_wake_locked(tab, idx, &key, mask, nr, &list);
+  pf_bucket_unlock(tab, idx);
+  PF_CRASH("wake_unlocked");
+  pf_wake_list(&list);
 out:
   pf_crit_exit(&c);
   return ret;
@@ -31,35 +34,39 @@ int
 pf_emu_wake(const struct pf_req *r)
 {
   struct pf_key key;
-  struct pf_bucket *b;
+  struct pf_table *tab;
+  uint32_t idx;
   int ret;
 
-  if ((ret = pf_key_make(r->uaddr, r->flags, &key)) < 0)
+  if ((ret = pf_key_make(r->uaddr, r->flags, &key, &tab)) < 0)
     return ret;
   if (r->nr == 0)
     return 0;
-  if (PF_LIKELY(pf_emu_nobody_waits(&key, &b)))          /* (B) */
+  if (PF_LIKELY(pf_emu_nobody_waits(tab, &key, &idx)))  /* (B) */
     return 0;                                           /* fast path: no syscall */
-  return pf_emu_wake_queued(b, key, r->mask, r->nr, r->uaddr);
+  return pf_emu_wake_queued(tab, idx, key, r->mask, r->nr, r->uaddr);
 }
 
 /* The op on *uaddr2 happens under both bucket locks, so a waiter of uaddr2
  * that compared the old value is either queued (and seen by the second
- * wake) or reads the new value. */
+ * wake) or reads the new value.  The two words may be in two tables (a
+ * region and this process's, or two regions): both locks, in the tables'
+ * order; each wake list unparks its own table's nodes. */
 int
 pf_emu_wake_op(const struct pf_req *r)
 {
   volatile char here = 0;
-  struct pf_waiter *list = NULL, **tail = &list;
+  struct pf_wake_list l1 = { 0 }, l2 = { 0 };
   struct pf_crit c;
   struct pf_key k1, k2;
-  uintptr_t i1, i2;
+  struct pf_table *t1, *t2;
+  uint32_t i1, i2;
   unsigned int old;
-  int ret, cmp, n = 0;
+  int ret, cmp, n = 0, err = 0;
 
-  if ((ret = pf_key_make(r->uaddr, r->flags, &k1)) < 0)
+  if ((ret = pf_key_make(r->uaddr, r->flags, &k1, &t1)) < 0)
     return ret;
-  if ((ret = pf_key_make(r->uaddr2, r->flags, &k2)) < 0)
+  if ((ret = pf_key_make(r->uaddr2, r->flags, &k2, &t2)) < 0)
     return ret;
   if (!pf_wakeop_valid_op(r->wakeop))
     return -ENOSYS;                                     /* nothing stored */
@@ -71,27 +78,35 @@ pf_emu_wake_op(const struct pf_req *r)
   if ((ret = pf_os_probe_write(r->uaddr2)) < 0)
     return ret;
   (void)AO_int_fetch_and_add_full((volatile unsigned int *)r->uaddr2, 0);
-  i1 = pf_key_bucket(&k1);
-  i2 = pf_key_bucket(&k2);
+  i1 = pf_key_bucket(t1, &k1);
+  i2 = pf_key_bucket(t2, &k2);
   pf_crit_enter(&c);                                    /* (G) in wait.c */
   pf_self_enter_fast((uintptr_t)&here);
-  pf_bucket_lock2(i1, i2);
+  if ((ret = pf_bucket_lock2(t1, i1, t2, i2)) < 0) {
+    pf_crit_exit(&c);
+    return ret;
+  }
+  PF_CRASH("wake_op_locked");
   do
     old = AO_int_load((volatile unsigned int *)r->uaddr2);
   while (!AO_int_compare_and_swap_full((volatile unsigned int *)r->uaddr2, old,
                                        pf_wakeop_apply(r->wakeop, old)));
+  PF_CRASH("wake_op_stored");
   cmp = pf_wakeop_compare(r->wakeop, old);
   if (cmp < 0) {
-    pf_bucket_unlock2(i1, i2);
+    pf_bucket_unlock2(t1, i1, t2, i2);
     pf_crit_exit(&c);
     return cmp;                                         /* stored, then ENOSYS */
   }
-  if (r->nr > 0)
-    n = pf_queue_wake_locked(&pf_table.buckets[i1], &k1, PFUTEX_BITSET_MATCH_ANY, r->nr, &tail);
-  if (cmp && r->nr2 > 0)
-    n += pf_queue_wake_locked(&pf_table.buckets[i2], &k2, PFUTEX_BITSET_MATCH_ANY, r->nr2, &tail);
-  pf_bucket_unlock2(i1, i2);
-  pf_wake_list(list);
+  if (r->nr > 0 && (ret = pf_queue_wake_locked(t1, i1, &k1, PFUTEX_BITSET_MATCH_ANY, r->nr, &l1)) < 0)
+    err = ret;
+  if (cmp && r->nr2 > 0
+      && (ret = pf_queue_wake_locked(t2, i2, &k2, PFUTEX_BITSET_MATCH_ANY, r->nr2, &l2)) < 0)
+    err = ret;
+  pf_bucket_unlock2(t1, i1, t2, i2);
+  pf_wake_list(&l1);
+  pf_wake_list(&l2);
   pf_crit_exit(&c);
-  return n;
+  n = l1.n + l2.n;
+  return err && n == 0 ? err : n;
 }

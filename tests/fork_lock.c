@@ -16,23 +16,26 @@
 
 static uint32_t W;
 static struct pf_bucket *fl_bucket;
+static uint32_t fl_idx;
 static volatile int fl_locked, fl_may_unlock;
 
 static void *
 fl_holder(void *arg)
 {
   struct pf_key k;
+  struct pf_table *tab;
   (void)arg;
-  if (pf_key_make(&W, 0 /* private */, &k) != 0)
+  if (pf_key_make(&W, 0 /* private */, &k, &tab) != 0)
     bail("pf_key_make");
-  fl_bucket = &pf_table.buckets[pf_key_bucket(&k)];
-  AO_fetch_and_add1_full(&fl_bucket->waiters);
-  pf_bucket_lock(fl_bucket);
+  fl_idx = pf_key_bucket(tab, &k);
+  fl_bucket = &tab->buckets[fl_idx];
+  AO_int_fetch_and_add_full(&fl_bucket->waiters, 1);
+  pf_bucket_lock(tab, fl_idx);
   __atomic_store_n(&fl_locked, 1, __ATOMIC_SEQ_CST);
   while (!__atomic_load_n(&fl_may_unlock, __ATOMIC_SEQ_CST))
     sched_yield();
-  AO_fetch_and_sub1(&fl_bucket->waiters);
-  pf_bucket_unlock(fl_bucket);
+  AO_int_fetch_and_add_full(&fl_bucket->waiters, (unsigned int)-1);
+  pf_bucket_unlock(&pf_table, fl_idx);
   return NULL;
 }
 

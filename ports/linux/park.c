@@ -1,5 +1,7 @@
-/* park.c - the emulation's Linux park port: one private kernel futex per
- * waiter node (its parker word).  Knows nothing of futex semantics beyond
+/* park.c - the emulation's Linux park port: one kernel futex per waiter
+ * node (its park word): private for this process's table, shared (keyed by
+ * the kernel by page and offset) for a region's slot, which another process
+ * unparks.  Knows nothing of futex semantics beyond
  * "sleep while this word is 0".  Every park ends with EINTR after a signal
  * handler (the engine decides about restarts); the raw system call is not
  * a cancellation point, and asynchronous cancellation interrupts it. */
@@ -16,15 +18,15 @@ pf_fpark_init(void)
 static const unsigned int pf_fpark_gen = 1;   /* nothing to set up */
 
 static int
-pf_fpark_prepare(struct pf_parker *p)
+pf_fpark_prepare(struct pf_parker *p, struct pf_park *k)
 {
   p->gen = pf_fpark_gen;
-  AO_int_store(&p->word, 0);
+  AO_int_store(&k->word, 0);
   return 0;
 }
 
 static int
-pf_fpark_park(struct pf_parker *p, const struct pf_deadline *dl)
+pf_fpark_park(struct pf_parker *p, struct pf_park *k, int shared, const struct pf_deadline *dl)
 {
   /* An untimed park sleeps with a deadline too, one no machine reaches
    * (2^31 s of CLOCK_MONOTONIC): the kernel restarts an untimed futex wait
@@ -32,12 +34,13 @@ pf_fpark_park(struct pf_parker *p, const struct pf_deadline *dl)
    * with EINTR after any handler, which is what the engine needs to
    * re-check the futex word (wait.c (F)). */
   static const struct timespec never = { 0x7fffffff, 0 };
-  uint32_t *word = (uint32_t *)&p->word;
+  uint32_t *word = &k->word;
+  (void)p;
   for (;;) {
-    int op = PF_OP_WAIT_BITSET | PF_OP_PRIVATE_FLAG;
+    int op = PF_OP_WAIT_BITSET | (shared ? 0 : PF_OP_PRIVATE_FLAG);
     const struct timespec *abs = &never;
     long r;
-    if (AO_int_load_acquire(&p->word))
+    if (AO_int_load_acquire(&k->word))
       return 0;
     if (dl) {
       abs = &dl->abs;
@@ -45,7 +48,7 @@ pf_fpark_park(struct pf_parker *p, const struct pf_deadline *dl)
         op |= PF_OP_CLOCK_REALTIME;
     }
     r = pf_linux_futex(word, op, 0, abs, 0, NULL, PFUTEX_BITSET_MATCH_ANY);
-    if (AO_int_load_acquire(&p->word))
+    if (AO_int_load_acquire(&k->word))
       return 0;
     if (r == -EINTR || (r == -ETIMEDOUT && dl))
       return (int)r;
@@ -55,19 +58,30 @@ pf_fpark_park(struct pf_parker *p, const struct pf_deadline *dl)
 /* The release store is the last access to *p; FUTEX_WAKE then only hashes
  * the address (a stale one can cause nothing worse than a spurious wakeup). */
 static void
-pf_fpark_unpark(struct pf_parker *p)
+pf_fpark_unpark(struct pf_park *k, int shared)
 {
-  uint32_t *word = (uint32_t *)&p->word;
-  AO_int_store_release(&p->word, 1);
-  pf_linux_futex(word, PF_OP_WAKE | PF_OP_PRIVATE_FLAG, 1, NULL, 0, NULL, 0);
+  uint32_t *word = &k->word;
+  AO_int_store_release(&k->word, 1);
+  pf_linux_futex(word, PF_OP_WAKE | (shared ? 0 : PF_OP_PRIVATE_FLAG), 1, NULL, 0, NULL, 0);
 }
 
-/* The token is the word: taking it twice is harmless. */
+/* The token is the word: taking it twice is harmless.  With give_up, in
+ * slices of a second. */
 static void
-pf_fpark_collect(struct pf_parker *p)
+pf_fpark_collect(struct pf_parker *p, struct pf_park *k, int shared, int (*give_up)(void *),
+                 void *arg)
 {
-  while (pf_fpark_park(p, NULL) != 0)
-    ;
+  static const struct timespec second = { 1, 0 };
+  for (;;) {
+    struct pf_deadline d;
+    const struct pf_deadline *dp = NULL;
+    if (give_up && pf_deadline_from_rel(&d, &second) == 0)
+      dp = &d;
+    if (pf_fpark_park(p, k, shared, dp) == 0)
+      return;
+    if (give_up && give_up(arg))
+      return;
+  }
 }
 
 const struct pf_port pf_port_futex = {

@@ -27,6 +27,12 @@
  * Signals: semop ends with EINTR after any handler; so does park (the
  * engine decides about restarts, wait.c (F)).
  *
+ * Regions: a slot records the waiter's semaphore (set id, number), and a
+ * waker in another process posts it: the sets are created 0600, so the
+ * processes sharing a region under this port must run as one user.  The
+ * slot is untrusted: a number out of range is not posted (a bad id fails
+ * in semop); the worst a corrupt slot does is a spurious wakeup.
+ *
  * Lifetime of the sets.  Nothing is removed while the process runs, nor at
  * exit (an atexit handler would pull them from under threads still waiting,
  * and from later atexit handlers): a process's sets are removed by the next
@@ -205,39 +211,54 @@ pf_sysv_setup(struct pf_parker *p)
 }
 
 static int
-pf_sysv_prepare(struct pf_parker *p)
+pf_sysv_prepare(struct pf_parker *p, struct pf_park *k)
 {
   int ret;
   if (PF_UNLIKELY(p->gen != pf_sysv_gen) && (ret = pf_sysv_setup(p)) < 0)
     return ret;
-  AO_int_store(&p->word, 0);
+  k->id = p->id;
+  k->num = p->num;
+  AO_int_store(&k->word, 0);
   return 0;
 }
 
 static int pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl);
 
 static int
-pf_sysv_park(struct pf_parker *p, const struct pf_deadline *dl)
+pf_sysv_park(struct pf_parker *p, struct pf_park *k, int shared, const struct pf_deadline *dl)
 {
   int ret = pf_sysv_park_sem(p, dl);
+  (void)shared;
   if (ret == 0) {
     p->cnt = p->cnt_next;
-    (void)AO_int_load_acquire(&p->word);   /* pairs with unpark's release */
+    (void)AO_int_load_acquire(&k->word);   /* pairs with unpark's release */
   }
   return ret;
 }
 
+/* With give_up (a region's slot, whose unparker may die), in slices of a
+ * second. */
 static void
-pf_sysv_collect(struct pf_parker *p)
+pf_sysv_collect(struct pf_parker *p, struct pf_park *k, int shared, int (*give_up)(void *),
+                void *arg)
 {
+  static const struct timespec second = { 1, 0 };
   int v = semctl(p->id, PF_SYSV_CNT(p->num), GETVAL);
   if (v == p->cnt_next && v != p->cnt) {
     p->cnt = p->cnt_next;     /* a park took it and was cut short */
-    (void)AO_int_load_acquire(&p->word);
+    (void)AO_int_load_acquire(&k->word);
     return;
   }
-  while (pf_sysv_park(p, NULL) != 0)
-    ;
+  for (;;) {
+    struct pf_deadline d;
+    const struct pf_deadline *dp = NULL;
+    if (give_up && pf_deadline_from_rel(&d, &second) == 0)
+      dp = &d;
+    if (pf_sysv_park(p, k, shared, dp) == 0)
+      return;
+    if (give_up && give_up(arg))
+      return;
+  }
 }
 
 static int
@@ -334,15 +355,18 @@ pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
 }
 
 static void
-pf_sysv_unpark(struct pf_parker *p)
+pf_sysv_unpark(struct pf_park *k, int shared)
 {
   struct sembuf op;
-  int id = p->id;             /* read the parker before the token: last touch */
-  op.sem_num = (unsigned short)p->num;
+  int id = k->id, num = k->num;   /* read the parker before the token: last touch */
+  (void)shared;
+  if (num < 0 || num >= PF_SYSV_SET_SIZE)
+    return;                   /* a corrupt slot: no semaphore of ours */
+  op.sem_num = (unsigned short)num;
   /* Publish the waker's writes with a release store the waiter pairs with
    * an acquire load after semop: the memory model (and ThreadSanitizer)
    * cannot see the semaphore as synchronisation. */
-  AO_int_store_release(&p->word, 1);
+  AO_int_store_release(&k->word, 1);
   op.sem_op = 1;
   op.sem_flg = 0;
   while (semop(id, &op, 1) != 0 && errno == EINTR)

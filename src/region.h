@@ -1,0 +1,97 @@
+/* region.h - the layout of a shared region's memory (invariant 7).
+ *
+ * Everything here is shared between processes that may be 32-bit or
+ * 64-bit, and none of it is trusted: offsets and fixed-width integers only,
+ * never a pointer; every 64-bit field at an offset that is a multiple of 8
+ * and every struct a multiple of 8 long, so i386 (4-byte alignment of
+ * uint64_t in structs) and x86_64 agree (checked at compile time below, in
+ * every build, the -m32 one included).  The geometry is read and checked
+ * once, when a process attaches, and kept in its handle (src/emu.h): a
+ * later scribble on the header cannot move the table under it.
+ *
+ *   offset 0          struct pf_rgn_hdr
+ *   procs_off         nprocs x struct pf_rgn_proc     (64-byte aligned)
+ *   buckets_off       nbuckets x struct pf_bucket     (64-byte aligned)
+ *   slots_off         nslots x struct pf_node         (64-byte aligned)
+ *   user_off          the user area (page aligned; none for an attach table)
+ */
+#ifndef PF_REGION_H
+#define PF_REGION_H
+
+#include "emu.h"
+
+#define PF_RGN_MAGIC   0x47524650u      /* "PFRG" in a little-endian dump */
+#define PF_RGN_VERSION 1u
+#define PF_RGN_ENDIAN  0x01020304u      /* as the creator stored it */
+
+enum { PF_RGN_NAMED = 1, PF_RGN_ANON = 2, PF_RGN_ATTACH = 3 };
+
+struct pf_rgn_hdr {
+  uint32_t magic;          /* PF_RGN_MAGIC once ready: written last (release) */
+  uint32_t version;        /* PF_RGN_VERSION */
+  uint32_t endian;         /* PF_RGN_ENDIAN */
+  uint32_t hdr_size;       /* sizeof(struct pf_rgn_hdr) */
+  uint32_t node_size;      /* sizeof(struct pf_node) */
+  uint32_t bucket_size;    /* sizeof(struct pf_bucket) */
+  uint32_t proc_size;      /* sizeof(struct pf_rgn_proc) */
+  uint32_t init_pid;       /* the process initialising it (before magic) */
+  uint32_t nbuckets;       /* a power of two */
+  uint32_t nslots;
+  uint32_t nprocs;
+  uint32_t kind;           /* PF_RGN_* of its creator */
+  uint64_t total;          /* bytes of the object */
+  uint64_t procs_off;
+  uint64_t buckets_off;
+  uint64_t slots_off;
+  uint64_t user_off;
+  uint64_t user_size;
+  uint64_t order;          /* random: the lock order between two tables */
+  uint32_t seq;            /* arrival numbers for the queues (rebuild) */
+  uint32_t hint;           /* where a slot search starts */
+  uint32_t reserved[4];
+};
+
+/* A process attached to the region.  pid: 0 free; PF_RGN_CLAIMING | pid
+ * while the entry changes hands (its old owner is then dead in every
+ * check); else the owner's pid.  gen: bumped by each new owner, so lock
+ * words and slots of an earlier owner never pass for the new one's. */
+#define PF_RGN_CLAIMING 0x80000000u
+struct pf_rgn_proc {
+  uint32_t pid;
+  uint32_t gen;
+  uint32_t reserved[2];
+};
+
+/* The limits a header may state: procs fit the 16 bits of a lock id. */
+#define PF_RGN_MAX_PROCS   65535u
+#define PF_RGN_MAX_SLOTS   1048576u
+#define PF_RGN_MAX_BUCKETS 65536u
+
+/* Compile-time layout checks: the same numbers in every ABI. */
+#define PF_RGN_ASSERT(name, cond) typedef char pf_rgn_assert_##name[(cond) ? 1 : -1]
+PF_RGN_ASSERT(hdr_size, sizeof(struct pf_rgn_hdr) == 128);
+PF_RGN_ASSERT(hdr_total, offsetof(struct pf_rgn_hdr, total) == 48);
+PF_RGN_ASSERT(hdr_order, offsetof(struct pf_rgn_hdr, order) == 96);
+PF_RGN_ASSERT(hdr_seq, offsetof(struct pf_rgn_hdr, seq) == 104);
+PF_RGN_ASSERT(proc_size, sizeof(struct pf_rgn_proc) == 16);
+PF_RGN_ASSERT(node_size, sizeof(struct pf_node) == 80);
+PF_RGN_ASSERT(node_state, offsetof(struct pf_node, state) == 40);
+PF_RGN_ASSERT(node_park, offsetof(struct pf_node, park) == 68);
+PF_RGN_ASSERT(bucket_size, sizeof(struct pf_bucket) == 64);
+
+/* White-box (tests/region_*.c): the region's internal consistency, and what
+ * its slots and entries hold. */
+struct pf_region_stats {
+  uint32_t slots_free, slots_live, slots_dead;
+  uint32_t procs_live, procs_dead;
+  uint32_t queued;                 /* nodes on the queues */
+  uint32_t waiters_excess;         /* sum over buckets of waiters - queued (conservative) */
+};
+/* Lock every bucket (taking over dead holders), check its queue (rebuilt
+ * from the slots once if bad), and count: 0, or -ENOTRECOVERABLE with a
+ * reason in *why.  Run with no wait of this process in progress. */
+int pf_region_check(struct pf_region *rg, struct pf_region_stats *st, const char **why);
+/* Free the slots of dead processes (done on demand when the pool runs out). */
+void pf_region_scavenge(struct pf_region *rg);
+
+#endif
