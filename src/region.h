@@ -94,4 +94,14 @@ int pf_region_check(struct pf_region *rg, struct pf_region_stats *st, const char
 /* Free the slots of dead processes (done on demand when the pool runs out). */
 void pf_region_scavenge(struct pf_region *rg);
 
+/* configure --enable-crash-points: the names of every crash point (NULL
+ * terminated), and the target a white-box test may set instead of
+ * PFUTEX_CRASH_AT: the process SIGKILLs itself when it reaches
+ * pf_crash_name for the pf_crash_left-th time. */
+#ifdef PF_CRASH_POINTS
+extern const char *const pf_crash_points[];
+extern const char *pf_crash_name;
+extern long pf_crash_left;
+#endif
+
 #endif

@@ -849,6 +849,14 @@ pf_region_check(struct pf_region *rg, struct pf_region_stats *st, const char **w
  * variables below directly. */
 const char *pf_crash_name;
 long pf_crash_left;
+/* Every crash point, for the tests to enumerate. */
+const char *const pf_crash_points[] = {
+  "wait_queued", "wait_counted", "push_marked", "wait_pushed", "dequeue_unlinked",
+  "wake_locked", "drain_taken", "append_half", "unlink_half", "wake_marked", "wake_unlocked",
+  "wake_op_locked", "wake_op_stored", "requeue_locked", "requeue_rekeyed", "requeue_moved",
+  "slot_claimed", "slot_freeing", "proc_claiming", "lock_takeover", "rebuild_mid",
+  "region_creating", NULL
+};
 static int pf_crash_env_read;
 
 void

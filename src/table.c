@@ -187,6 +187,7 @@ pf_queue_append_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node
     t->next = ref;
   else
     b->head = ref;
+  PF_CRASH("append_half");
   b->tail = ref;
 }
 
@@ -198,6 +199,7 @@ pf_queue_unlink_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node
     p->next = n->next;
   else
     b->head = x ? n->next : 0;
+  PF_CRASH("unlink_half");
   if (x)
     x->prev = n->prev;
   else
@@ -211,6 +213,7 @@ pf_bucket_push(struct pf_table *tab, uint32_t i, struct pf_node *n, pf_ref ref)
   volatile unsigned int *in = &tab->buckets[i].incoming;
   unsigned int old;
   n->pushed = 1;
+  PF_CRASH("push_marked");
   do {
     old = AO_int_load(in);
     n->in_next = old;
@@ -229,6 +232,7 @@ pf_bucket_drain_locked(struct pf_table *tab, struct pf_bucket *b)
   do
     top = AO_int_load(&b->incoming);
   while (top && !AO_int_compare_and_swap_full(&b->incoming, top, 0));
+  PF_CRASH("drain_taken");
   for (s = top; s;) {
     struct pf_node *n = pf_node_get(tab, s);
     pf_ref next;
@@ -300,6 +304,7 @@ pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i)
     n->counted = 1;
     count++;
     n->linked = 0;
+    PF_CRASH("rebuild_mid");
     if (n->pushed) {
       /* insert by arrival number (wrapping compare) */
       pf_ref r = b->tail, ref = s + 1;
@@ -398,6 +403,7 @@ pf_waiter_dequeue(struct pf_waiter *w, uint32_t to, int dead)
       n->counted = 0;
       AO_int_fetch_and_add_full(&b->waiters, (unsigned int)-1);
     }
+    PF_CRASH("dequeue_unlinked");
     queued = AO_int_load(&n->state) == PF_W_QUEUED;
     if (queued)
       AO_int_store(&n->state, to);
