@@ -23,6 +23,11 @@
  *   cond-perf  -n N threads wait on a mutex+condvar (examples/nptl_sync.h),
  *              broadcast rounds; -v wakeall (FUTEX_WAKE all) or -v requeue
  *              (wake one, CMP_REQUEUE the rest onto the mutex); rounds/s
+ *   -x         (hash, wake-none, pp) the words are in a shared region
+ *              (pfutex_region_anon) and the ops are shared (no private
+ *              flag): under the native backend the kernel's shared futexes,
+ *              under emulation the region's table.  pp -x: each pair's
+ *              pong runs in a fork()ed process.
  * Common: -d MS time budget (default 200).
  * -P: perf's method for hash (workers pinned round-robin, the multiplexer
  *     with -m), wake, requeue and wake-parallel, to check pfbench
@@ -48,6 +53,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,7 +66,10 @@
 #define CACHELINE 64
 
 static int opt_threads = -1, opt_n = -1, opt_futexes = 1024, opt_ms = 200;
-static int opt_w = -1, opt_runs = 10, opt_perf, opt_mux, opt_spin;
+static int opt_w = -1, opt_runs = 10, opt_perf, opt_mux, opt_spin, opt_region;
+/* -x: shared ops on region words; else private ops on private memory. */
+static unsigned int op_flags = PFUTEX_PRIVATE;
+static int op_wait = FUTEX_WAIT_PRIVATE, op_wake = FUTEX_WAKE_PRIVATE;
 static const char *opt_variant = "requeue", *opt_affinity;
 static const char *backend_name;
 
@@ -136,6 +145,8 @@ spin_worker(void *arg)
   struct worker *w = arg;
   uint32_t *const words = w->words;
   const int nf = is_hash ? opt_futexes : 1024, mux = opt_mux, hash = is_hash;
+  const unsigned int fl = op_flags;
+  const int opw = op_wait, opk = op_wake;
   unsigned long ops = 0;
   int i;
   pin_self(w->cpu);
@@ -143,20 +154,20 @@ spin_worker(void *arg)
   do {
     if (hash && !mux) {
       for (i = 0; i < nf; i++)
-        if (pfutex_wait(&words[i * 4], 1234, ANY, PRIV, NULL, 0) != -1 || errno != EAGAIN)
+        if (pfutex_wait(&words[i * 4], 1234, ANY, fl, NULL, 0) != -1 || errno != EAGAIN)
           die("hash: wait did not fail with EAGAIN");
     } else if (hash) {
       for (i = 0; i < nf; i++)
-        if (pfutex(&words[i * 4], FUTEX_WAIT_PRIVATE, 1234, NULL, NULL, 0) != -1
+        if (pfutex(&words[i * 4], opw, 1234, NULL, NULL, 0) != -1
             || errno != EAGAIN)
           die("hash: wait did not fail with EAGAIN");
     } else if (!mux) {
       for (i = 0; i < nf; i++)
-        if (pfutex_wake(&words[0], ANY, 1, PRIV) != 0)
+        if (pfutex_wake(&words[0], ANY, 1, fl) != 0)
           die("wake-none: woke someone");
     } else {
       for (i = 0; i < nf; i++)
-        if (pfutex(&words[0], FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0) != 0)
+        if (pfutex(&words[0], opk, 1, NULL, NULL, 0) != 0)
           die("wake-none: woke someone");
     }
     ops += nf;
@@ -173,10 +184,18 @@ run_spin(const char *workload)
   struct worker *w = calloc(T, sizeof *w);
   unsigned long total = 0;
   double t0, t1;
+  size_t per = ((size_t)opt_futexes * 4 + 16) * 4;
+  char *shared = NULL;
+  if (opt_region) {
+    pfutex_region_t *rg = pfutex_region_anon(per * T);
+    if (!rg)
+      die("pfutex_region_anon");
+    shared = pfutex_region_addr(rg);
+  }
   pthread_barrier_init(&start_barrier, NULL, T + 1);
   for (t = 0; t < T; t++) {
     /* words spaced 4 apart: distinct, several per cache line, per thread */
-    w[t].words = aligned_alloc(CACHELINE, ((size_t)opt_futexes * 4 + 16) * 4);
+    w[t].words = shared ? (uint32_t *)(void *)(shared + per * t) : aligned_alloc(CACHELINE, per);
     memset(w[t].words, 0, ((size_t)opt_futexes * 4 + 16) * 4);
     w[t].cpu = opt_perf ? t % ncpu : -1;
     spawn(&w[t].tid, spin_worker, &w[t]);
@@ -189,8 +208,9 @@ run_spin(const char *workload)
     total += w[t].ops;
   }
   t1 = now();
-  printf("workload=%s backend=%s threads=%d api=%s value=%.0f unit=ops_per_s\n",
-         workload, backend_name, T, opt_mux ? "pfutex" : "clean", total / (t1 - t0));
+  printf("workload=%s backend=%s threads=%d api=%s words=%s value=%.0f unit=ops_per_s\n",
+         workload, backend_name, T, opt_mux ? "pfutex" : "clean",
+         opt_region ? "region" : "private", total / (t1 - t0));
 }
 
 /* ---- wake and requeue: N persistent waiters, one round at a time ------- */
@@ -517,6 +537,8 @@ struct pp_pair {
   uint32_t ball;            /* 0: ping's turn, 1: pong's turn */
   int cpu_ping, cpu_pong;   /* -1: not pinned */
   pthread_t ping, pong;
+  pid_t pong_pid;           /* -x */
+  int *stop;
   unsigned long n;
   double t;
 } __attribute__((aligned(CACHELINE)));   /* one pair per cache line */
@@ -525,7 +547,7 @@ static void
 pass_to(uint32_t *ball, uint32_t turn)
 {
   __atomic_store_n(ball, turn, __ATOMIC_SEQ_CST);
-  pfutex_wake(ball, ANY, 1, PRIV);
+  pfutex_wake(ball, ANY, 1, op_flags);
 }
 
 /* -s: the waiter's policy of libstdc++'s atomic wait (GCC 12): re-check
@@ -556,18 +578,25 @@ await_turn(uint32_t *ball, uint32_t turn)
   if (opt_spin && spin_until(ball, turn))
     return;
   while ((v = __atomic_load_n(ball, __ATOMIC_SEQ_CST)) != turn)
-    pfutex_wait(ball, v, ANY, PRIV, NULL, 0);
+    pfutex_wait(ball, v, ANY, op_flags, NULL, 0);
 }
+
+static uint32_t *pp_go;      /* -x: the children wait for 1 here before they start */
 
 static void *
 pong(void *arg)
 {
   struct pp_pair *p = arg;
   pin_self(p->cpu_pong);
-  pthread_barrier_wait(&start_barrier);
+  if (opt_region) {
+    while (__atomic_load_n(pp_go, __ATOMIC_ACQUIRE) == 0)
+      pfutex_wait(pp_go, 0, ANY, 0, NULL, 0);
+  } else {
+    pthread_barrier_wait(&start_barrier);
+  }
   for (;;) {
     await_turn(&p->ball, 1);
-    if (__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE))
+    if (__atomic_load_n(p->stop, __ATOMIC_ACQUIRE))
       return NULL;
     pass_to(&p->ball, 0);
   }
@@ -609,28 +638,57 @@ run_pp(void)
     fprintf(stderr, "pfbench: -a same|split\n");
     exit(2);
   }
+  if (opt_region) {
+    /* pairs and the start word in a region; pongs in child processes */
+    pfutex_region_t *rg = pfutex_region_anon(P * sizeof *pairs + 2 * CACHELINE);
+    if (!rg)
+      die("pfutex_region_anon");
+    pp_go = pfutex_region_addr(rg);
+    pairs = (struct pp_pair *)(void *)((char *)pp_go + CACHELINE);
+    stop_flag = 0;
+  }
   memset(pairs, 0, P * sizeof *pairs);
-  pthread_barrier_init(&start_barrier, NULL, 2 * P + 1);
+  pthread_barrier_init(&start_barrier, NULL, (opt_region ? 1 : 2) * P + 1);
   for (i = 0; i < P; i++) {
     pairs[i].cpu_ping = same ? i % ncpu : split ? (2 * i) % ncpu : -1;
     pairs[i].cpu_pong = same ? i % ncpu : split ? (2 * i + 1) % ncpu : -1;
-    spawn(&pairs[i].pong, pong, &pairs[i]);
-    spawn(&pairs[i].ping, ping, &pairs[i]);
+    pairs[i].stop = opt_region ? (int *)(void *)((char *)pp_go + 4) : &stop_flag;
+    if (opt_region) {
+      fflush(stdout);
+      if ((pairs[i].pong_pid = fork()) < 0)
+        die("fork");
+      if (pairs[i].pong_pid == 0) {
+        pong(&pairs[i]);
+        _exit(0);
+      }
+    } else {
+      spawn(&pairs[i].pong, pong, &pairs[i]);
+    }
   }
+  for (i = 0; i < P; i++)
+    spawn(&pairs[i].ping, ping, &pairs[i]);
   deadline = now() + opt_ms / 1000.0;
+  if (opt_region) {
+    __atomic_store_n(pp_go, 1, __ATOMIC_RELEASE);
+    pfutex_wake(pp_go, ANY, INT_MAX, 0);
+  }
   pthread_barrier_wait(&start_barrier);
   for (i = 0; i < P; i++) {
     pthread_join(pairs[i].ping, NULL);
     rate += pairs[i].n / pairs[i].t;
   }
-  __atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
+  for (i = 0; i < P; i++)
+    __atomic_store_n(pairs[i].stop, 1, __ATOMIC_RELEASE);
   for (i = 0; i < P; i++) {
     pass_to(&pairs[i].ball, 1);
-    pthread_join(pairs[i].pong, NULL);
+    if (opt_region)
+      waitpid(pairs[i].pong_pid, NULL, 0);
+    else
+      pthread_join(pairs[i].pong, NULL);
   }
-  printf("workload=pp backend=%s pairs=%d affinity=%s spin=%s value=%.0f unit=ops_per_s\n",
+  printf("workload=pp backend=%s pairs=%d affinity=%s spin=%s words=%s value=%.0f unit=ops_per_s\n",
          backend_name, P, opt_affinity ? opt_affinity : "any", opt_spin ? "libstdc++" : "none",
-         rate);
+         opt_region ? "region" : "private", rate);
 }
 
 /* ---- cond-perf ---------------------------------------------------------- */
@@ -758,7 +816,7 @@ usage(void)
   fprintf(stderr, "usage: pfbench --backends\n"
                   "       pfbench hash|wake-none|wake|wake-parallel|requeue|pp|cond-perf\n"
                   "               [-t T] [-n N] [-w W] [-f F] [-v wakeall|requeue|glibc]\n"
-                  "               [-a same|split] [-s] [-d MS] [-m] [-P [-r R]]\n");
+                  "               [-a same|split] [-s] [-x] [-d MS] [-m] [-P [-r R]]\n");
   exit(2);
 }
 
@@ -777,13 +835,14 @@ main(int argc, char **argv)
   }
   wl = argv[1];
   optind = 2;
-  while ((c = getopt(argc, argv, "t:n:w:f:v:d:r:a:smP")) != -1) {
+  while ((c = getopt(argc, argv, "t:n:w:f:v:d:r:a:smPx")) != -1) {
     switch (c) {
     case 'w': opt_w = atoi(optarg); break;
     case 'r': opt_runs = atoi(optarg); break;
     case 'm': opt_mux = 1; break;
     case 'a': opt_affinity = optarg; break;
     case 's': opt_spin = 1; break;
+    case 'x': opt_region = 1; op_flags = 0; op_wait = FUTEX_WAIT; op_wake = FUTEX_WAKE; break;
     case 'P': opt_perf = 1; break;
     case 't': opt_threads = atoi(optarg); break;
     case 'n': opt_n = atoi(optarg); break;

@@ -41,7 +41,10 @@ requeue|-n 128
 pp|-a same
 pp|-a same -s
 cond-perf|-n 50 -v wakeall
-cond-perf|-n 50 -v requeue"
+cond-perf|-n 50 -v requeue
+hash|-t 1 -x
+wake-none|-t 1 -x
+pp|-a same -x"
 if [ "$LONG" = yes ]; then
   CONFIGS="$SHORT
 hash|-t 4

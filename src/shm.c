@@ -50,6 +50,21 @@ volatile AO_t pf_regions[PF_REGIONS_MAX];
 volatile AO_t pf_regions_n;
 static pthread_mutex_t pf_regions_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* This process's pid, kept current across fork (glibc's getpid is a system
+ * call; the liveness checks are on the wake path). */
+static volatile int pf_rgn_self_pid;
+
+static int
+pf_rgn_pid(void)
+{
+  int p = pf_rgn_self_pid;
+  if (PF_UNLIKELY(p == 0)) {
+    p = (int)getpid();
+    pf_rgn_self_pid = p;
+  }
+  return p;
+}
+
 #define PF_RGN_ALIGN(x, a) (((x) + (uint64_t)(a) - 1) & ~((uint64_t)(a) - 1))
 
 /* ---- Liveness ------------------------------------------------------------------ */
@@ -75,7 +90,7 @@ pf_region_id_dead(const struct pf_region *rg, uint32_t id)
   const struct pf_rgn_proc *p;
   if (e == 0 || e > rg->nprocs)
     return 1;
-  if (id == rg->me && rg->pid == (int)getpid())
+  if (id == rg->me && rg->pid == pf_rgn_pid())
     return 0;
   p = &rg->procs[e - 1];
   pid = AO_int_load(&p->pid);
@@ -186,7 +201,7 @@ pf_slot_claim(struct pf_table *tab, pf_ref *ref)
 {
   struct pf_region *rg = pf_tab_region(tab);
   uint32_t hint, k, round;
-  if (rg->me == 0 || rg->pid != (int)getpid())
+  if (rg->me == 0 || rg->pid != pf_rgn_pid())
     return -ENOMEM;                         /* no process entry (they ran out) */
   for (round = 0; round < 2; round++) {
     hint = AO_int_load(&rg->hdr->hint);
@@ -278,6 +293,7 @@ static void
 pf_regions_atfork_child(void)
 {
   AO_t n = AO_load(&pf_regions_n), i;
+  pf_rgn_self_pid = (int)getpid();
   pthread_mutex_init(&pf_regions_lock, NULL);
   for (i = 0; i < n; i++) {
     struct pf_region *rg = (struct pf_region *)AO_load(&pf_regions[i]);
@@ -292,6 +308,7 @@ static pthread_once_t pf_regions_once = PTHREAD_ONCE_INIT;
 static void
 pf_regions_init(void)
 {
+  pf_rgn_self_pid = (int)getpid();
   (void)pthread_atfork(NULL, NULL, pf_regions_atfork_child);
 }
 

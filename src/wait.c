@@ -242,7 +242,7 @@ pf_waiter_claim(const struct pf_req *r, struct pf_table *tab, uintptr_t frame,
   pf_ref ref;
   int ret;
 
-  if (PF_LIKELY(t != NULL && t->depth == 0 && !(r->flags & PF_F_SHARED))) {
+  if (PF_LIKELY(t != NULL && t->depth == 0 && (!(r->flags & PF_F_SHARED) || tab->slots))) {
     w = &t->nodes[0];
     if (PF_LIKELY(w->parker.gen == *pf_emu_port->gen)) {
       w->frame = frame;
@@ -250,8 +250,23 @@ pf_waiter_claim(const struct pf_req *r, struct pf_table *tab, uintptr_t frame,
       if (PF_LIKELY(w->frame == frame && AO_int_load(&w->n.state) == PF_W_IDLE)) {
         w->tab = tab;
         w->node = &w->n;
-        w->ref = t->index * PF_NEST_MAX + 1;
-        pf_emu_port->prepare(&w->parker, &w->n.park);   /* set up already: arms, lock-free */
+        if (tab->slots) {
+          /* A region's slot: one compare-and-swap, no lock, no signal mask.
+           * (A siglongjmp or an asynchronous cancellation landing between
+           * the claim and the next store would leave the slot owned by this
+           * process until it exits: README, limits.) */
+          if (pf_slot_claim(tab, &ref) < 0) {
+            w->tab = NULL;
+            t->depth = 0;
+            goto slow;
+          }
+          w->node = &tab->slots[ref - 1];
+          w->ref = ref;
+          pf_region_wait_begin(tab);
+        } else {
+          w->ref = t->index * PF_NEST_MAX + 1;
+        }
+        pf_emu_port->prepare(&w->parker, &w->node->park);   /* set up already: arms, lock-free */
         *tp = t;
         *wp = w;
         return 0;
@@ -259,6 +274,7 @@ pf_waiter_claim(const struct pf_req *r, struct pf_table *tab, uintptr_t frame,
       /* a handler used this node meanwhile: pf_self_enter sorts it out */
     }
   }
+slow:
   pf_crit_enter(&c);
   pf_self_enter(frame);
   if ((r->flags & PF_F_SHARED) && !tab->slots && (ret = pf_os_shared_key_check(r->uaddr)) < 0)
