@@ -310,17 +310,17 @@ pf_node_get(const struct pf_table *tab, pf_ref ref)
  * Multiplicative (Fibonacci) hashing of the key folded to 32 bits, the same
  * on every ABI (a region's table is shared by 32-bit and 64-bit processes). */
 static inline uint32_t
-pf_key_hash(const struct pf_key *k, unsigned int bits)
+pf_key_hash(const struct pf_key *k, uint32_t nbuckets)
 {
   uint32_t x = (uint32_t)(k->word >> 2) ^ (uint32_t)(k->word >> 34) ^ (k->space * 0x5bd1e995u);
   x *= 0x9e3779b9u;
-  return bits ? x >> (32 - bits) : 0;
+  return (uint32_t)(((uint64_t)x * nbuckets) >> 32);   /* the top bits, scaled: no branch */
 }
 
 static inline uint32_t
 pf_key_bucket(const struct pf_table *tab, const struct pf_key *k)
 {
-  return pf_key_hash(k, tab->bits);
+  return pf_key_hash(k, tab->nbuckets);
 }
 
 /* ---- Regions (src/shm.c) -------------------------------------------------- */
@@ -374,26 +374,20 @@ pf_region_key(struct pf_region *rg, const void *p, struct pf_key *k, struct pf_t
 /* Linux's get_futex_key checks: alignment (EINVAL), then the address
  * range (EFAULT).  A private key never touches memory, so the kernel
  * accepts NULL there; a shared key maps the page, so NULL is EFAULT.  A
- * shared key in a region is (region, offset) in the region's table. */
+ * shared key in a region is (region, offset) in the region's table.  The
+ * shared case is out of line (src/shm.c), so the private fast paths stay
+ * frameless. */
+int pf_key_make_shared(uint32_t *uaddr, struct pf_key *k, struct pf_table **tab);
 static inline int
 pf_key_make(uint32_t *uaddr, unsigned int flags, struct pf_key *k, struct pf_table **tab)
 {
+  if (flags & PF_F_SHARED)
+    return pf_key_make_shared(uaddr, k, tab);
   if (!PF_ALIGNED(uaddr))
     return -EINVAL;
-  if (flags & PF_F_SHARED) {
-    struct pf_region *rg;
-    if (pf_addr_unreadable(uaddr))
-      return -EFAULT;
-    if ((rg = pf_region_find(uaddr)) != NULL) {
-      pf_region_key(rg, uaddr, k, tab);
-      return 0;
-    }
-    k->space = PF_KEY_SHARED_LOCAL;
-  } else {
-    if (pf_addr_out_of_range(uaddr))
-      return -EFAULT;
-    k->space = PF_KEY_PRIVATE;
-  }
+  if (pf_addr_out_of_range(uaddr))
+    return -EFAULT;
+  k->space = PF_KEY_PRIVATE;
   k->word = (uintptr_t)uaddr;
   *tab = &pf_table;
   return 0;
@@ -422,13 +416,21 @@ pf_emu_nobody_waits(const struct pf_table *tab, const struct pf_key *k, uint32_t
 /* The front ends' wake fast path (src/api.c, src/futex.c): 1 when a wake
  * of uaddr (PF_F_* flags) passes the key checks and finds nobody waiting;
  * 0 when the engine must decide (including every error). */
+int pf_emu_wake_idle_shared(uint32_t *uaddr);
 static inline int
 pf_emu_wake_idle(uint32_t *uaddr, unsigned int flags)
 {
   struct pf_key key;
-  struct pf_table *tab;
-  uint32_t i;
-  return pf_key_make(uaddr, flags, &key, &tab) == 0 && pf_emu_nobody_waits(tab, &key, &i);
+  struct pf_bucket *b;
+  if (flags & PF_F_SHARED)
+    return pf_emu_wake_idle_shared(uaddr);       /* out of line: no frame here */
+  if (!PF_ALIGNED(uaddr) || pf_addr_out_of_range(uaddr))
+    return 0;
+  key.space = PF_KEY_PRIVATE;
+  key.word = (uintptr_t)uaddr;
+  b = &pf_table.buckets[pf_key_bucket(&pf_table, &key)];
+  AO_nop_full();                                 /* (B) */
+  return AO_int_load(&b->waiters) == 0;
 }
 
 /* Spinlocks that yield the CPU when the holder seems preempted: the pools

@@ -101,6 +101,35 @@ pf_spin_unlock(AO_t *l)
   AO_store_release(l, 0);
 }
 
+/* A shared key (emu.h, pf_key_make): in a region's table, or this
+ * process's shared-local space. */
+int
+pf_key_make_shared(uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
+{
+  struct pf_region *rg;
+  if (!PF_ALIGNED(uaddr))
+    return -EINVAL;
+  if (pf_addr_unreadable(uaddr))
+    return -EFAULT;
+  if ((rg = pf_region_find(uaddr)) != NULL) {
+    pf_region_key(rg, uaddr, k, tab);
+    return 0;
+  }
+  k->space = PF_KEY_SHARED_LOCAL;
+  k->word = (uintptr_t)uaddr;
+  *tab = &pf_table;
+  return 0;
+}
+
+int
+pf_emu_wake_idle_shared(uint32_t *uaddr)
+{
+  struct pf_key key;
+  struct pf_table *tab;
+  uint32_t i;
+  return pf_key_make_shared(uaddr, &key, &tab) == 0 && pf_emu_nobody_waits(tab, &key, &i);
+}
+
 /* ---- Bucket locks ---------------------------------------------------------- */
 /* The lock word: 0 free; the private table's holder is 1; a region's is
  * its lock id (src/shm.c: process entry + 1 and the entry's generation). */
