@@ -766,12 +766,9 @@ pfutex_region_close(pfutex_region_t *r)
   pthread_mutex_unlock(&pf_regions_lock);
   pf_region_proc_release(r);
   munmap(r->map, r->map_len);
-  /* The handle itself is not freed: a racing lookup of another thread
-   * (closing a region while using it is the caller's bug, as munmap is)
-   * still reads valid memory. */
-  r->lo = 0;
-  r->span = 0;
-  r->slot = -1;
+  /* Using a region's words while another thread closes it is the caller's
+   * bug, as munmap is. */
+  free(r);
   return 0;
 }
 
