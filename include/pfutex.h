@@ -169,8 +169,9 @@ PFUTEX_API void *pfutex_region_addr(pfutex_region_t *r);
 PFUTEX_API size_t pfutex_region_size(pfutex_region_t *r);
 
 /* Unmap the region (for attach: only pfutex's table; the caller's mapping
- * stays).  EBUSY while a wait of this process is in progress on one of its
- * words. */
+ * stays).  Under emulation, EBUSY while a wait of this process is in
+ * progress on one of its words; the native backend does not count waits
+ * (closing memory a thread waits on is then the caller's bug, as munmap). */
 PFUTEX_API int pfutex_region_close(pfutex_region_t *r);
 
 /* Remove a named region's name, like shm_unlink(3): processes that have it

@@ -546,15 +546,22 @@ pf_region_wait_ready(int fd, struct stat *st, void **mapp, struct pf_geom *g)
  * `kind`: 0 and *mapp, *lenp, *g; or -errno. */
 static int
 pf_region_shm(const char *name, int oflag, mode_t mode, const pfutex_region_attr_t *attr,
-              size_t size, int kind, void **mapp, size_t *lenp, struct pf_geom *g)
+              size_t size, int kind, void **mapp, size_t *lenp, struct pf_geom *g, int *createdp)
 {
   struct stat st;
   int fd, ret, created = 0;
 
+  *createdp = 0;
   if (oflag & O_CREAT) {
     struct pf_geom want;
-    if ((ret = pf_geom_from_attr(attr, size, kind != PF_RGN_ATTACH, &want)) < 0)
-      return ret;
+    if ((ret = pf_geom_from_attr(attr, size, kind != PF_RGN_ATTACH, &want)) < 0) {
+      /* no size to create with: fine if it exists already (O_CREAT alone) */
+      if (oflag & O_EXCL)
+        return ret;
+      if ((fd = shm_open(name, O_RDWR, 0)) < 0)
+        return errno == ENOENT ? ret : -errno;
+      goto opened;
+    }
     fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, mode);
     if (fd >= 0) {
       created = 1;
@@ -571,6 +578,7 @@ pf_region_shm(const char *name, int oflag, mode_t mode, const pfutex_region_attr
   }
   if (!created && (fd = shm_open(name, O_RDWR, 0)) < 0)
     return -errno;
+opened:
   if (created) {
     void *map = mmap(NULL, (size_t)g->total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) {
@@ -584,6 +592,7 @@ pf_region_shm(const char *name, int oflag, mode_t mode, const pfutex_region_attr
     pf_layout_init(map, g, kind);
     *mapp = map;
     *lenp = (size_t)g->total;
+    *createdp = 1;
     close(fd);
     return 0;
   }
@@ -613,20 +622,23 @@ pfutex_region_open_attr(const char *name, size_t size, int oflag, mode_t mode,
   size_t len;
   int ret;
 
+  int created;
+
   if (!name || (oflag & O_ACCMODE) != O_RDWR || (oflag & ~(O_ACCMODE | O_CREAT | O_EXCL)))
     return pf_fail_null(EINVAL);
-  if ((ret = pf_region_shm(name, oflag, mode, attr, size, PF_RGN_NAMED, &map, &len, &g)) < 0)
+  if ((ret = pf_region_shm(name, oflag, mode, attr, size, PF_RGN_NAMED, &map, &len, &g,
+                           &created)) < 0)
     return pf_fail_null(-ret);
-  if (!(rg = pf_region_new(map, len, &g, PF_RGN_NAMED))) {
-    munmap(map, len);
-    return pf_fail_null(ENOMEM);
-  }
-  if ((ret = pf_region_register(rg)) < 0) {
-    munmap(map, len);
-    free(rg);
-    return pf_fail_null(-ret);
-  }
-  return rg;
+  if (!(rg = pf_region_new(map, len, &g, PF_RGN_NAMED)))
+    ret = -ENOMEM;
+  else if ((ret = pf_region_register(rg)) == 0)
+    return rg;
+  /* failed after all: a region this call created does not stay behind */
+  munmap(map, len);
+  free(rg);
+  if (created)
+    shm_unlink(name);
+  return pf_fail_null(-ret);
 }
 
 pfutex_region_t *
@@ -697,8 +709,10 @@ pfutex_region_attach_attr(int fd, void *addr, size_t len, const pfutex_region_at
     return pf_fail_null(-ret);
   if ((uint64_t)len > (uint64_t)st.st_size)
     return pf_fail_null(EINVAL);
+  int created;
+
   if ((ret = pf_region_shm(name, O_RDWR | O_CREAT, st.st_mode & 0666, attr, 0, PF_RGN_ATTACH,
-                           &map, &mlen, &g)) < 0)
+                           &map, &mlen, &g, &created)) < 0)
     return pf_fail_null(-ret);
   if (!(rg = pf_region_new(map, mlen, &g, PF_RGN_ATTACH))) {
     munmap(map, mlen);
