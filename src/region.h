@@ -25,6 +25,9 @@
 #define PF_RGN_ENDIAN  0x01020304u      /* as the creator stored it */
 
 enum { PF_RGN_NAMED = 1, PF_RGN_ANON = 2, PF_RGN_ATTACH = 3 };
+/* Backend families: processes of one family wake each other (the native
+ * variants all use the kernel; each emulated port parks differently). */
+enum { PF_RGN_BE_LINUX = 1, PF_RGN_BE_EMU = 0x10000 /* + a hash of the port's name */ };
 
 struct pf_rgn_hdr {
   uint32_t magic;          /* PF_RGN_MAGIC once ready: written last (release) */
@@ -48,7 +51,9 @@ struct pf_rgn_hdr {
   uint64_t order;          /* random: the lock order between two tables */
   uint32_t seq;            /* arrival numbers for the queues (rebuild) */
   uint32_t hint;           /* where a slot search starts */
-  uint32_t reserved[4];
+  uint32_t backend;        /* the creator's backend family (PF_RGN_BE_*): every
+                              process must use the same (EPROTO otherwise) */
+  uint32_t reserved[3];
 };
 
 /* A process attached to the region.  pid: 0 free; PF_RGN_CLAIMING | pid

@@ -361,6 +361,21 @@ pf_geom_from_attr(const pfutex_region_attr_t *a, size_t user, int with_user, str
   return 0;
 }
 
+/* This process's backend family (region.h). */
+static uint32_t
+pf_region_backend_code(void)
+{
+  const char *b = pfutex_backend();
+  uint32_t h = 5381;
+  if (!b)
+    return 0;
+  if (strncmp(b, "linux", 5) == 0)
+    return PF_RGN_BE_LINUX;
+  while (*b)
+    h = h * 33 + (unsigned char)*b++;
+  return PF_RGN_BE_EMU | (h & 0xffffu);
+}
+
 /* Write the layout into fresh (zeroed) memory; the magic goes last. */
 static void
 pf_layout_init(void *mem, const struct pf_geom *g, int kind)
@@ -389,6 +404,7 @@ pf_layout_init(void *mem, const struct pf_geom *g, int kind)
   h->user_off = g->user_off;
   h->user_size = g->user_size;
   h->order = order;
+  h->backend = pf_region_backend_code();
   AO_nop_full();
   AO_int_store_release(&h->magic, PF_RGN_MAGIC);
 }
@@ -404,7 +420,8 @@ pf_layout_check(const struct pf_rgn_hdr *h, uint64_t size, struct pf_geom *g)
     return -EINVAL;
   if (h->version != PF_RGN_VERSION || h->endian != PF_RGN_ENDIAN
       || h->hdr_size != sizeof(struct pf_rgn_hdr) || h->node_size != sizeof(struct pf_node)
-      || h->bucket_size != sizeof(struct pf_bucket) || h->proc_size != sizeof(struct pf_rgn_proc))
+      || h->bucket_size != sizeof(struct pf_bucket) || h->proc_size != sizeof(struct pf_rgn_proc)
+      || h->backend != pf_region_backend_code())
     return -EPROTO;
   g->nbuckets = h->nbuckets;
   g->nslots = h->nslots;

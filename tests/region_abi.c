@@ -10,7 +10,11 @@
  *    for and wake each other both ways, and requeue between two words.
  *    Without PFUTEX_PEER, or where the kernel cannot run that binary (no
  *    IA32 emulation), this part skips and says why.
- * Peer mode: region_abi --peer NAME (exit status 0 when its part passed). */
+ * 3. A process running another backend family (linux vs an emulated port,
+ *    or another port: they park differently and would miss each other's
+ *    wakes) is refused with EPROTO.
+ * Peer mode: region_abi --peer NAME (exit status 0 when its part passed);
+ * region_abi --probe NAME: exit with the errno of opening NAME (0: opened). */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
 #endif
@@ -96,8 +100,12 @@ main(int argc, char **argv)
 
   if (argc == 3 && strcmp(argv[1], "--peer") == 0)
     return peer(argv[2]);
+  if (argc == 3 && strcmp(argv[1], "--probe") == 0) {
+    pfutex_region_t *p = pfutex_region_open(argv[2], 0, O_RDWR, 0);
+    return p ? 0 : errno;
+  }
   pft_watchdog(30);
-  plan(17);
+  plan(19);
   snprintf(name, sizeof name, "/pft-abi-%d", (int)getpid());
   r = pfutex_region_open(name, 4096, O_RDWR | O_CREAT | O_EXCL, 0600);
   if (!r)
@@ -176,6 +184,38 @@ main(int argc, char **argv)
          "the other ABI's process requeued this one's wait and woke it (exit %d)",
          WIFEXITED(status) ? WEXITSTATUS(status) : -1);
       }
+    }
+  }
+  /* 3. other backend families */
+  {
+    const char *const *b;
+    const char *mine = pfutex_backend(), *same = NULL, *other = NULL;
+    int mine_linux = strncmp(mine, "linux", 5) == 0;
+    for (b = pfutex_backends(); *b; b++) {
+      int is_linux = strncmp(*b, "linux", 5) == 0;
+      if (mine_linux ? is_linux : strcmp(*b, mine) == 0)
+        same = *b;
+      else if (!other)
+        other = *b;
+    }
+    for (int k = 0; k < 2; k++) {
+      const char *be = k == 0 ? same : other;
+      int status = -1, want = k == 0 ? 0 : EPROTO;
+      pid_t pid;
+      if (!be) {
+        skip("no other backend family compiled");
+        continue;
+      }
+      fflush(stdout);
+      if ((pid = fork()) == 0) {
+        setenv("PFUTEX_BACKEND", be, 1);
+        execl(argv[0], argv[0], "--probe", name, (char *)NULL);
+        _exit(127);
+      }
+      waitpid(pid, &status, 0);
+      ok(WIFEXITED(status) && WEXITSTATUS(status) == want,
+         "a process under %s opening a region made under %s: %s (want %s)", be, mine,
+         WIFEXITED(status) ? pft_errname(WEXITSTATUS(status)) : "killed", pft_errname(want));
     }
   }
   pfutex_region_close(r);
