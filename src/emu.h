@@ -274,6 +274,9 @@ pf_self_enter_fast(uintptr_t frame)
 /* End the wait at the top of t (w): back to IDLE, release an ephemeral
  * record. */
 void pf_self_pop(struct pf_thread *t, struct pf_waiter *w);
+/* A region wait's token will never come (wait.c (R)): the port's collect
+ * gives up on it. */
+int pf_waiter_orphaned(void *arg);
 /* Take w off whatever it is on and collect any token due to it; w's wait
  * is over (cancellation, longjmp, thread exit).  Critical section held. */
 void pf_waiter_abandon(struct pf_waiter *w);
@@ -344,6 +347,8 @@ struct pfutex_region {
   int kind;                        /* PF_RGN_NAMED, _ANON, _ATTACH */
   int slot;                        /* in pf_regions */
   AO_t waits;                      /* waits of this process in progress on it */
+  AO_t locking;                    /* its bucket locks held or being taken by
+                                      this process's threads (src/table.c) */
 };
 #define PF_REGIONS_MAX 64
 extern volatile AO_t pf_regions[PF_REGIONS_MAX];   /* struct pfutex_region *, or 0 */
@@ -491,12 +496,19 @@ pf_word_load(const uint32_t *uaddr)
 void pf_cpu_relax(unsigned int *spins);
 
 /* ---- Regions' liveness (src/shm.c) ---------------------------------------- */
+/* This process's lock id in tab's region (src/shm.c), and whether the
+ * process behind a lock id is gone (or the id is garbage). */
+uint32_t pf_region_lock_id(const struct pf_table *tab);
+int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
 /* Is the node's owning process alive (always, for the private table)? */
 int pf_node_owner_alive(const struct pf_table *tab, const struct pf_node *n);
 /* A region slot for a wait of this process: 0 and *ref, or -ENOMEM when the
  * pool is exhausted (after reclaiming the slots of dead processes). */
 int pf_slot_claim(struct pf_table *tab, pf_ref *ref);
-void pf_slot_free(struct pf_table *tab, struct pf_node *n);
+/* Free n if its owner word is still `owner` (see src/shm.c). */
+void pf_slot_free(struct pf_table *tab, struct pf_node *n, uint32_t owner);
+/* This process still owns n (a corrupt region may free a slot under us). */
+int pf_slot_mine(const struct pf_table *tab, const struct pf_node *n);
 /* Waits of this process in progress on a region's words (close: EBUSY). */
 void pf_region_wait_begin(struct pf_table *tab);
 void pf_region_wait_end(struct pf_table *tab);

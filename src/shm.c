@@ -75,11 +75,17 @@ pf_tab_region(const struct pf_table *tab)
   return tab->rgn;
 }
 
-uint32_t pf_region_lock_id(const struct pf_table *tab);
 uint32_t
 pf_region_lock_id(const struct pf_table *tab)
 {
   return pf_tab_region(tab)->me;
+}
+
+AO_t *pf_region_locking(const struct pf_table *tab);
+AO_t *
+pf_region_locking(const struct pf_table *tab)
+{
+  return &pf_tab_region(tab)->locking;
 }
 
 /* Is the process behind lock id `id` gone (or is id garbage)? */
@@ -100,7 +106,6 @@ pf_region_id_dead(const struct pf_region *rg, uint32_t id)
   return !pf_os_pid_alive((int)pid);
 }
 
-int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
 int
 pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder)
 {
@@ -138,21 +143,30 @@ pf_region_wait_end(struct pf_table *tab)
 
 /* ---- Slots ----------------------------------------------------------------------- */
 
-/* Free n (this process's, or a dead one's found under its bucket lock): its
- * state first, then the owner word, with a CAS so a slot that someone else
- * freed and claimed meanwhile stays theirs. */
+/* Free n if its owner is still `owner` (this process's lock id for its
+ * own slot, or a dead process's found under the slot's bucket lock): its
+ * state first, then the owner word, with a CAS, so a slot that someone else
+ * freed and claimed meanwhile stays theirs and is never written. */
 void
-pf_slot_free(struct pf_table *tab, struct pf_node *n)
+pf_slot_free(struct pf_table *tab, struct pf_node *n, uint32_t owner)
 {
-  uint32_t o = AO_int_load(&n->owner);
   (void)tab;
+  if (owner == 0 || AO_int_load(&n->owner) != owner)
+    return;
   n->linked = 0;
   n->pushed = 0;
   n->counted = 0;
   AO_int_store(&n->state, PF_W_IDLE);
   PF_CRASH("slot_freeing");
-  if (o != 0)
-    (void)AO_int_compare_and_swap_full(&n->owner, o, 0);
+  (void)AO_int_compare_and_swap_full(&n->owner, owner, 0);
+}
+
+/* Does this process still own slot n (a corrupt region may have freed it
+ * under us)? */
+int
+pf_slot_mine(const struct pf_table *tab, const struct pf_node *n)
+{
+  return AO_int_load(&n->owner) == pf_tab_region(tab)->me;
 }
 
 #ifdef PF_HAVE_EMU
@@ -189,7 +203,7 @@ pf_region_scavenge(struct pf_region *rg)
       else if (n->counted)
         AO_int_fetch_and_add_full(&b->waiters, (unsigned int)-1);   /* never pushed */
       n->counted = 0;
-      pf_slot_free(tab, n);
+      pf_slot_free(tab, n, o);
     }
     pf_bucket_unlock(tab, i);
   }

@@ -137,26 +137,51 @@ uint32_t pf_region_lock_id(const struct pf_table *tab);
 int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
 static int pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i);
 
+/* Region locks this thread holds or is acquiring (the owner test below). */
+#if defined(__GNUC__)
+static __thread __attribute__((tls_model("initial-exec"))) unsigned int pf_rgn_locking;
+#else
+static __thread unsigned int pf_rgn_locking;
+#endif
+AO_t *pf_region_locking(const struct pf_table *tab);
+
 int
 pf_bucket_lock(struct pf_table *tab, uint32_t i)
 {
   volatile unsigned int *l = &tab->buckets[i].lock;
-  uint32_t me = tab->rgn ? pf_region_lock_id(tab) : 1, h;
+  uint32_t me, h;
   unsigned int spins = 0, rounds = 0;
+  AO_t *locking;
 
+  if (!tab->rgn) {
+    while (AO_int_load(l) != 0 || !AO_int_compare_and_swap_full(l, 0, 1))
+      pf_cpu_relax(&spins);
+    return 0;
+  }
+  me = pf_region_lock_id(tab);
+  locking = pf_region_locking(tab);
+  AO_fetch_and_add1_full(locking);
+  pf_rgn_locking++;
   for (;;) {
     h = AO_int_load(l);
     if (h == 0 && AO_int_compare_and_swap_full(l, 0, me))
       return 0;
     pf_cpu_relax(&spins);
-    if (tab->rgn && spins >= 100 && (++rounds & 31) == 0 && h != 0
-        && pf_region_lock_holder_dead(tab, h)) {
-      /* The holder's process is gone (or the word is garbage): take the
-       * lock over and rebuild the bucket from its slots. */
-      if (AO_int_compare_and_swap_full(l, h, me)) {
-        PF_CRASH("lock_takeover");
+    if (spins < 100 || (++rounds & 31) != 0 || h == 0)
+      continue;
+    if (h == me) {
+      /* Our own process's id: held by another of our threads, unless every
+       * region lock in flight in this process is this thread's: then the
+       * word is a scribble (this thread does not hold this bucket). */
+      if (AO_load(locking) == pf_rgn_locking && AO_int_load(l) == me)
         return pf_bucket_rebuild_locked(tab, i);
-      }
+      continue;
+    }
+    if (pf_region_lock_holder_dead(tab, h) && AO_int_compare_and_swap_full(l, h, me)) {
+      /* The holder's process is gone (or the word is garbage): the lock is
+       * ours; rebuild the bucket from its slots. */
+      PF_CRASH("lock_takeover");
+      return pf_bucket_rebuild_locked(tab, i);
     }
   }
 }
@@ -165,6 +190,10 @@ void
 pf_bucket_unlock(struct pf_table *tab, uint32_t i)
 {
   AO_int_store_release(&tab->buckets[i].lock, 0);
+  if (tab->rgn) {
+    pf_rgn_locking--;
+    AO_fetch_and_sub1_full(pf_region_locking(tab));
+  }
 }
 
 static int
@@ -304,7 +333,7 @@ static int
 pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i)
 {
   struct pf_bucket *b = &tab->buckets[i];
-  uint32_t s, count = 0;
+  uint32_t s, count = 0, dead = 0, cur;
 
   if (!tab->slots)
     return -ENOTRECOVERABLE;
@@ -324,9 +353,11 @@ pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i)
     if (pf_key_bucket(tab, &k) != i)
       continue;
     if (!pf_node_owner_alive(tab, n)) {
+      uint32_t o = AO_int_load(&n->owner);
+      dead += n->counted != 0;
       n->linked = 0;
       n->counted = 0;
-      pf_slot_free(tab, n);
+      pf_slot_free(tab, n, o);
       continue;
     }
     n->bucket = i;
@@ -369,7 +400,15 @@ pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i)
       n->linked = 1;
     }
   }
-  AO_int_store(&b->waiters, count);
+  /* The count: never below what the live slots need, and never lowered
+   * below the current count less the dead slots' shares, which may hold
+   * the pending raises of operations in flight ((A) before a node is
+   * QUEUED, (C) of a requeue waiting for this lock). */
+  cur = AO_int_load(&b->waiters);
+  cur = cur >= dead ? cur - dead : 0;
+  if (cur > tab->nslots * 2 + 64)
+    cur = 0;                          /* garbage: the slots' count it is */
+  AO_int_store(&b->waiters, cur > count ? cur : count);
   AO_nop_full();
   return 0;
 }
@@ -411,16 +450,30 @@ pf_waiter_dequeue(struct pf_waiter *w, uint32_t to, int dead)
 {
   struct pf_table *tab = w->tab;
   struct pf_node *n = w->node;
-  for (;;) {
+  unsigned int tries;
+  for (tries = 0;; tries++) {
     uint32_t idx = AO_int_load_acquire(&n->bucket);
     struct pf_bucket *b;
     int queued;
 
-    if (idx >= tab->nbuckets)
-      idx = 0;                              /* corrupt: any lock, then re-check */
+    if (idx >= tab->nbuckets || tries > 1000) {
+      /* corrupt: the bucket its key names, where a rebuild files it */
+      struct pf_key k;
+      k.word = pf_node_keyword(n);
+      k.space = n->key_space;
+      idx = pf_key_bucket(tab, &k);
+      if (tries > 2000)
+        return 1;                           /* give up: a region that keeps changing */
+    }
     b = &tab->buckets[idx];
     if (pf_bucket_lock(tab, idx) < 0)
       return 1;                             /* unusable region: off it, as far as we can */
+    if (tab->slots && AO_int_load(&n->bucket) >= tab->nbuckets)
+      AO_int_store(&n->bucket, idx);
+    if (tab->slots && !pf_slot_mine(tab, n)) {
+      pf_bucket_unlock(tab, idx);           /* corruption freed it: not ours to touch */
+      return 1;
+    }
     if (AO_int_load(&n->bucket) != idx) {   /* requeued meanwhile: follow it */
       pf_bucket_unlock(tab, idx);
       continue;
@@ -460,8 +513,9 @@ pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, u
       continue;                           /* (G) a detached node its owner will remove */
     if (tab->slots && !pf_node_owner_alive(tab, w)) {
       /* Its process died: the kernel would have dropped it at exit. */
+      uint32_t o = AO_int_load(&w->owner);
       pf_node_unlink_locked(tab, b, w);
-      pf_slot_free(tab, w);
+      pf_slot_free(tab, w, o);
       continue;
     }
     pf_node_unlink_locked(tab, b, w);

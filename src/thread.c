@@ -188,7 +188,7 @@ pf_waiter_release(struct pf_waiter *w)
 {
   struct pf_table *tab = w->tab;
   if (tab && tab->slots) {
-    pf_slot_free(tab, w->node);
+    pf_slot_free(tab, w->node, pf_region_lock_id(tab));
     pf_region_wait_end(tab);
   }
   w->tab = NULL;
@@ -198,11 +198,7 @@ pf_waiter_release(struct pf_waiter *w)
 static int
 pf_waiter_orphaned_abandon(void *arg)
 {
-  struct pf_waiter *w = arg;
-  struct pf_node *n = w->node;
-  int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
-  return AO_int_load(&n->state) == PF_W_WAKING && n->waker != 0
-         && pf_region_lock_holder_dead(w->tab, n->waker);
+  return pf_waiter_orphaned(arg);
 }
 
 void
@@ -224,7 +220,8 @@ pf_waiter_abandon(struct pf_waiter *w)
     pf_emu_port->collect(&w->parker, &n->park, shared,
                          shared ? pf_waiter_orphaned_abandon : NULL, w);
   }
-  AO_int_store(&n->state, PF_W_IDLE);
+  if (!w->tab->slots || pf_slot_mine(w->tab, n))
+    AO_int_store(&n->state, PF_W_IDLE);
   pf_waiter_release(w);
 }
 
@@ -244,9 +241,13 @@ pf_self_pop(struct pf_thread *t, struct pf_waiter *w)
     }
     pf_crit_exit(&c);
   }
-  AO_int_store(&w->node->state, PF_W_IDLE);
-  if (PF_UNLIKELY(w->tab != &pf_table))
+  if (PF_LIKELY(w->tab == &pf_table)) {
+    AO_int_store(&w->node->state, PF_W_IDLE);
+  } else if (w->tab) {
+    if (pf_slot_mine(w->tab, w->node))
+      AO_int_store(&w->node->state, PF_W_IDLE);
     pf_waiter_release(w);
+  }
   t->depth = idx;
   if (idx == 0 && t->ephemeral) {
     struct pf_crit c;

@@ -103,7 +103,6 @@
  * between WAKING and the token sleeps before it notices. */
 #define PF_REGION_SLICE_NS 1000000000L
 
-int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
 uint32_t pf_region_next_seq(struct pf_table *tab);
 
 /* Under a critical section: make sure w is off its queue, and take it off
@@ -121,14 +120,17 @@ pf_waiter_leave(struct pf_waiter *w)
 }
 
 /* (R): the token will never come: w was set WAKING by a process that died
- * before it gave it. */
-static int
+ * before it gave it; or the region is corrupt (the slot is not ours any
+ * more, or in a state nobody gives a token in). */
+int
 pf_waiter_orphaned(void *arg)
 {
   struct pf_waiter *w = arg;
   struct pf_node *n = w->node;
-  return AO_int_load(&n->state) == PF_W_WAKING && n->waker != 0
-         && pf_region_lock_holder_dead(w->tab, n->waker);
+  uint32_t st = AO_int_load(&n->state);
+  if (!pf_slot_mine(w->tab, n) || (st != PF_W_WAKING && st != PF_W_DETACHED))
+    return 1;
+  return st == PF_W_WAKING && n->waker != 0 && pf_region_lock_holder_dead(w->tab, n->waker);
 }
 
 /* The end of the next slice: the deadline itself if it comes first (*last
@@ -187,6 +189,18 @@ pf_waiter_collect(struct pf_waiter *w)
 /* Park w until a waker takes it, its deadline passes or a handler runs.
  * 0 woken (woken wins), -ETIMEDOUT, -EINTR (a handler ran, or detached
  * it).  w is IDLE on return: off every queue, its token collected. */
+/* w's node is still this wait's: always for the private table; in a
+ * region, unless corruption freed the slot under it. */
+static int
+pf_waiter_intact(const struct pf_waiter *w)
+{
+  return !w->tab->slots || pf_slot_mine(w->tab, w->node);
+}
+
+/* Park w until a waker takes it, its deadline passes or a handler runs.
+ * 0 woken (woken wins), -ETIMEDOUT, -EINTR (a handler ran, or detached
+ * it), -ENOTRECOVERABLE (a corrupt region took the slot from us).  w is
+ * IDLE on return: off every queue, its token collected. */
 static int
 pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl)
 {
@@ -194,16 +208,30 @@ pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl)
   uint32_t st;
   int ret;
 
-  do
+  for (;;) {
     ret = pf_waiter_park(w, dl);
-  while (ret == 0 && AO_int_load(&n->state) == PF_W_QUEUED);   /* (R) a surplus token */
+    if (ret != 0 || AO_int_load(&n->state) != PF_W_QUEUED)
+      break;
+    /* (R) a surplus token (a dead waker's late post, a scribble): take it
+     * back and look again (a real token that came meanwhile is ours). */
+    (void)AO_int_compare_and_swap_full(&n->park.word, 1, 0);
+    if (AO_int_load(&n->state) != PF_W_QUEUED)
+      break;
+    if (!pf_waiter_intact(w)) {
+      ret = -ENOTRECOVERABLE;
+      break;
+    }
+  }
   if (ret != 0) {
     if (pf_waiter_leave(w)) {
-      AO_int_store(&n->state, PF_W_IDLE);
+      if (pf_waiter_intact(w))
+        AO_int_store(&n->state, PF_W_IDLE);
       return ret;             /* -ETIMEDOUT, -EINTR (or a port error) */
     }
     pf_waiter_collect(w);     /* (D) woken wins, or (G) detached: the token is due */
   }
+  if (!pf_waiter_intact(w))
+    return -ENOTRECOVERABLE;  /* not ours to write any more */
   st = AO_int_load(&n->state);
   if (st == PF_W_DETACHED)
     (void)pf_waiter_leave(w); /* (H) detached before its push: still on the queue */
@@ -293,7 +321,7 @@ slow:
   }
   if ((ret = pf_emu_port->prepare(&w->parker, &w->node->park)) < 0) {
     if (tab->slots)
-      pf_slot_free(tab, w->node);
+      pf_slot_free(tab, w->node, pf_region_lock_id(tab));
     goto out;
   }
   w->tab = tab;
@@ -352,7 +380,8 @@ pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_k
       st = AO_int_load(&n->state);
       ret = st == PF_W_WAKING ? 0 : -EAGAIN;   /* woken wins; detached: EAGAIN */
     }
-    AO_int_store(&n->state, PF_W_IDLE);
+    if (pf_waiter_intact(w))
+      AO_int_store(&n->state, PF_W_IDLE);
   } else {
     ret = pf_waiter_sleep(w, r->dl);
   }
