@@ -44,6 +44,15 @@
  * reuse, another pid namespace) stay until it dies.  By hand: `ipcrm`
  * (README).  A fork child makes sets of its own.
  *
+ * A process killed between semget and the SETALL that writes the tag
+ * would leave a set nobody recognises.  So each set is also created under
+ * an IPC key that names its creator (PF_SYSV_KEY: bit 31, the set's index
+ * in the process, the pid), with IPC_EXCL; the scan reads the key of a set
+ * without a tag (glibc: sem_perm.__key) and removes it when that pid is
+ * gone and the set was never operated on.  A key already taken (another
+ * program's, or a dead process's not yet reclaimed) falls back to
+ * IPC_PRIVATE, tag only.
+ *
  * Exhaustion (the system's limits, or this port's own PF_SYSV_MAX_SETS) is
  * ENOMEM, never EAGAIN.
  */
@@ -68,6 +77,9 @@
 #define PF_SYSV_NSEMS (2 * PF_SYSV_SET_SIZE + 3)
 #define PF_SYSV_CNT_WRAP 30000
 #define PF_SYSV_MAX_SETS 512            /* 16384 parkers */
+/* The IPC key of a process's n-th set (pids below 2^22: Linux's limit). */
+#define PF_SYSV_KEY(pid, n) ((key_t)(int32_t)(0x80000000u | ((uint32_t)(n) & 0x1ffu) << 22 \
+                                              | ((uint32_t)(pid) & 0x3fffffu)))
 
 /* The number of sets this process may make (<= PF_SYSV_MAX_SETS); white-box
  * tests lower it to reach the library's own limit. */
@@ -117,8 +129,18 @@ pf_sysv_reclaim(int at_init)
       continue;
     if ((v0 = semctl(id, PF_SYSV_TAG, GETVAL)) != PF_SYSV_TAG_MAGIC
         || (v1 = semctl(id, PF_SYSV_TAG + 1, GETVAL)) < 0
-        || (v2 = semctl(id, PF_SYSV_TAG + 2, GETVAL)) < 0)
+        || (v2 = semctl(id, PF_SYSV_TAG + 2, GETVAL)) < 0) {
+# ifdef __GLIBC__
+      /* No tag: a creator killed before SETALL?  Its key names it. */
+      uint32_t key = (uint32_t)ds.sem_perm.__key;
+      pid = (pid_t)(key & 0x3fffffu);
+      if (v0 == 0 && ds.sem_otime == 0 && (key & 0x80000000u) && pid > 0
+          && PF_SYSV_KEY(pid, key >> 22) == (key_t)(int32_t)key && pid != self
+          && kill(pid, 0) != 0 && errno == ESRCH)
+        semctl(id, 0, IPC_RMID);
+# endif
       continue;
+    }
     pid = (pid_t)(v1 | (v2 << 15));
     if (pid == self) {
       for (j = 0; j < pf_sysv_nsets; j++)
@@ -146,6 +168,23 @@ pf_sysv_set_new(void)
   int id, tries;
 
   for (tries = 0; tries < 2; tries++) {
+    if (pid < (1 << 22)) {
+      key_t key = PF_SYSV_KEY(pid, pf_sysv_nsets);
+      if ((id = semget(key, PF_SYSV_NSEMS, IPC_CREAT | IPC_EXCL | 0600)) >= 0)
+        break;
+      if (errno == EEXIST) {
+        /* Our key, not our set: an earlier process with our pid (pids
+         * wrap; or our image before an exec) left it.  It is dead. */
+        int old = semget(key, 0, 0), j, mine = 0;
+        for (j = 0; j < pf_sysv_nsets; j++)
+          mine |= pf_sysv_ids[j] == old;
+        if (old >= 0 && !mine) {
+          semctl(old, 0, IPC_RMID);
+          if ((id = semget(key, PF_SYSV_NSEMS, IPC_CREAT | IPC_EXCL | 0600)) >= 0)
+            break;
+        }
+      }
+    }
     if ((id = semget(IPC_PRIVATE, PF_SYSV_NSEMS, IPC_CREAT | 0600)) >= 0)
       break;
     if (tries == 0 && (errno == ENOSPC || errno == ENOMEM))
