@@ -452,7 +452,12 @@ pf_layout_check(const struct pf_rgn_hdr *h, uint64_t size, struct pf_geom *g)
     return -ENOTRECOVERABLE;
   if (g->total != size || g->total > (uint64_t)SIZE_MAX / 2)
     return -ENOTRECOVERABLE;
-  /* the parts in order, aligned, inside the object */
+  /* the parts in order, aligned, inside the object; every offset is
+   * bounded by the total first, so no sum below can wrap (the counts are
+   * at most 2^20, the sizes 128) */
+  if (g->procs_off > g->total || g->buckets_off > g->total || g->slots_off > g->total
+      || g->user_off > g->total || g->user_size > g->total)
+    return -ENOTRECOVERABLE;
   if (g->procs_off < sizeof(struct pf_rgn_hdr) || g->procs_off % 64
       || g->buckets_off < g->procs_off + (uint64_t)g->nprocs * sizeof(struct pf_rgn_proc)
       || g->buckets_off % 64
@@ -460,7 +465,7 @@ pf_layout_check(const struct pf_rgn_hdr *h, uint64_t size, struct pf_geom *g)
       || g->slots_off % 64)
     return -ENOTRECOVERABLE;
   end = g->slots_off + (uint64_t)g->nslots * sizeof(struct pf_node);
-  if (end > g->user_off || g->user_off > g->total || g->user_size > g->total - g->user_off)
+  if (end > g->user_off || g->user_size > g->total - g->user_off)
     return -ENOTRECOVERABLE;
   return 0;
 }
