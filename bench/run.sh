@@ -83,7 +83,8 @@ printf '%-10s %-18s %-14s %14s %-12s %10s\n' workload params backend median unit
 echo "$CONFIGS" | while IFS='|' read -r wl params; do
   runners=$BACKENDS
   case $wl in
-    pp|wake-none) runners="$runners ${PEER:+std::atomic} ${BOOST:+boost::atomic}" ;;
+    pp|wake-none)   # the peers are in-process only: not with -x (region words)
+      case " $params " in *" -x "*) ;; *) runners="$runners ${PEER:+std::atomic} ${BOOST:+boost::atomic}" ;; esac ;;
     cond-perf) case $params in *requeue*) runners="$runners glibc" ;; esac ;;
   esac
   # the peers take pp's -t/-a/-d, not pfbench's -s (their own policy) or -m
