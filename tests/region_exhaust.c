@@ -334,6 +334,7 @@ re_procs(int emu)
   if (read(res[0], &p2, sizeof p2) != (ssize_t)sizeof p2)
     bail("P2 did not report");
   re_reap(p2pid, &st);
+  pfutex_region_unlink(name);               /* no more opens by name: P3 inherits */
   diag("P2: open %d/%s, wait %d/%s, wake %d/%s, bucket lock %d (word 0x%08x)", p2.open_ret,
        pft_errname(p2.open_err), p2.wait_ret, pft_errname(p2.wait_err), p2.wake_ret,
        pft_errname(p2.wake_err), p2.lock_ret, p2.lock_word);
@@ -413,7 +414,7 @@ re_procs(int emu)
          WIFSIGNALED(st) ? "signal" : "status", WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
   close(res[0]);
   close(res[1]);
-  pfutex_region_unlink(name);               /* (not closed: see re_slots) */
+  /* (not closed: see re_slots) */
 }
 
 int
