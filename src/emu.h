@@ -347,8 +347,6 @@ struct pfutex_region {
   int kind;                        /* PF_RGN_NAMED, _ANON, _ATTACH */
   int slot;                        /* in pf_regions */
   AO_t waits;                      /* waits of this process in progress on it */
-  AO_t locking;                    /* its bucket locks held or being taken by
-                                      this process's threads (src/table.c) */
 };
 #define PF_REGIONS_MAX 64
 extern volatile AO_t pf_regions[PF_REGIONS_MAX];   /* struct pfutex_region *, or 0 */
@@ -500,6 +498,9 @@ void pf_cpu_relax(unsigned int *spins);
  * process behind a lock id is gone (or the id is garbage). */
 uint32_t pf_region_lock_id(const struct pf_table *tab);
 int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
+/* The count of bucket locks held or being taken by the process behind
+ * lock id `id`, in its entry (NULL: no such entry). */
+volatile unsigned int *pf_region_locking(const struct pf_table *tab, uint32_t id);
 /* Is the node's owning process alive (always, for the private table)? */
 int pf_node_owner_alive(const struct pf_table *tab, const struct pf_node *n);
 /* A region slot for a wait of this process: 0 and *ref, or -ENOMEM when the

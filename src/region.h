@@ -64,7 +64,10 @@ struct pf_rgn_hdr {
 struct pf_rgn_proc {
   uint32_t pid;
   uint32_t gen;
-  uint32_t reserved[2];
+  uint32_t locking;        /* bucket locks its threads hold or are taking: a
+                              lock word naming a process whose count is 0 is
+                              a scribble, taken over (src/table.c) */
+  uint32_t reserved;
 };
 
 /* The limits a header may state: procs fit the 16 bits of a lock id. */

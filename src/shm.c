@@ -81,11 +81,16 @@ pf_region_lock_id(const struct pf_table *tab)
   return pf_tab_region(tab)->me;
 }
 
-AO_t *pf_region_locking(const struct pf_table *tab);
-AO_t *
-pf_region_locking(const struct pf_table *tab)
+/* The locks-in-flight count of the process behind lock id `id` (NULL for
+ * an id that names no entry). */
+volatile unsigned int *
+pf_region_locking(const struct pf_table *tab, uint32_t id)
 {
-  return &pf_tab_region(tab)->locking;
+  const struct pf_region *rg = pf_tab_region(tab);
+  uint32_t e = id & 0xffffu;
+  if (e == 0 || e > rg->nprocs)
+    return NULL;
+  return &rg->procs[e - 1].locking;
 }
 
 /* Is the process behind lock id `id` gone (or is id garbage)? */
@@ -285,6 +290,7 @@ pf_region_proc_claim(struct pf_region *rg)
     if ((gen & 0xffffu) == 0)
       gen++;
     AO_int_store(&p->gen, gen);
+    AO_int_store(&p->locking, 0);
     AO_int_store_release(&p->pid, self);
     rg->me = ((gen & 0xffffu) << 16) | (e + 1);
     return 0;

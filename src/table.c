@@ -143,15 +143,27 @@ static __thread __attribute__((tls_model("initial-exec"))) unsigned int pf_rgn_l
 #else
 static __thread unsigned int pf_rgn_locking;
 #endif
-AO_t *pf_region_locking(const struct pf_table *tab);
-
+/* A region's lock word names its holder (lock id); each process counts, in
+ * its entry, the locks its threads hold or are taking.  A locker that has
+ * waited a while looks at the holder: a dead process (or garbage) -> take
+ * the lock over; a live one whose count is 0 -> the word is a scribble
+ * (corruption): take it over too; our own process, when every lock in
+ * flight in it is this thread's -> a scribble as well.  Then the bucket is
+ * rebuilt from its slots.  And a word that names the same holder for longer
+ * than PF_LOCK_HOLD_MAX_NS is taken over whatever it names: a critical
+ * section is a few microseconds with signals blocked, so only a scribble
+ * (or a holder stopped by SIGSTOP or a debugger, which loses the lock:
+ * README) holds one that long.  So a lock word, whatever it holds, never
+ * makes a locker wait for long. */
+#define PF_LOCK_HOLD_MAX_NS 1000000000LL
 int
 pf_bucket_lock(struct pf_table *tab, uint32_t i)
 {
-  volatile unsigned int *l = &tab->buckets[i].lock;
-  uint32_t me, h;
+  volatile unsigned int *l = &tab->buckets[i].lock, *mine, *theirs;
+  uint32_t me, h, seen = 0;
   unsigned int spins = 0, rounds = 0;
-  AO_t *locking;
+  long long seen_since = -1;
+  int held_long = 0;
 
   if (!tab->rgn) {
     while (AO_int_load(l) != 0 || !AO_int_compare_and_swap_full(l, 0, 1))
@@ -159,27 +171,36 @@ pf_bucket_lock(struct pf_table *tab, uint32_t i)
     return 0;
   }
   me = pf_region_lock_id(tab);
-  locking = pf_region_locking(tab);
-  AO_fetch_and_add1_full(locking);
+  if (me == 0 || (mine = pf_region_locking(tab, me)) == NULL)
+    return -ENOMEM;                         /* no process entry: no lock id */
+  AO_int_fetch_and_add_full(mine, 1);
   pf_rgn_locking++;
   for (;;) {
+    struct timespec now;
     h = AO_int_load(l);
     if (h == 0 && AO_int_compare_and_swap_full(l, 0, me))
       return 0;
     pf_cpu_relax(&spins);
     if (spins < 100 || (++rounds & 31) != 0 || h == 0)
       continue;
+    if (h != seen) {                        /* a new holder: its time starts now */
+      seen = h;
+      seen_since = -1;
+    }
+    if (pf_clock_now(PFUTEX_CLOCK_MONOTONIC, &now) == 0) {
+      long long t = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+      if (seen_since < 0)
+        seen_since = t;
+      held_long = t - seen_since > PF_LOCK_HOLD_MAX_NS;
+    }
     if (h == me) {
-      /* Our own process's id: held by another of our threads, unless every
-       * region lock in flight in this process is this thread's: then the
-       * word is a scribble (this thread does not hold this bucket). */
-      if (AO_load(locking) == pf_rgn_locking && AO_int_load(l) == me)
+      if ((AO_int_load(mine) == pf_rgn_locking || held_long) && AO_int_load(l) == me)
         return pf_bucket_rebuild_locked(tab, i);
       continue;
     }
-    if (pf_region_lock_holder_dead(tab, h) && AO_int_compare_and_swap_full(l, h, me)) {
-      /* The holder's process is gone (or the word is garbage): the lock is
-       * ours; rebuild the bucket from its slots. */
+    theirs = pf_region_locking(tab, h);
+    if ((pf_region_lock_holder_dead(tab, h) || (theirs && AO_int_load(theirs) == 0) || held_long)
+        && AO_int_compare_and_swap_full(l, h, me)) {
       PF_CRASH("lock_takeover");
       return pf_bucket_rebuild_locked(tab, i);
     }
@@ -191,8 +212,10 @@ pf_bucket_unlock(struct pf_table *tab, uint32_t i)
 {
   AO_int_store_release(&tab->buckets[i].lock, 0);
   if (tab->rgn) {
+    volatile unsigned int *mine = pf_region_locking(tab, pf_region_lock_id(tab));
     pf_rgn_locking--;
-    AO_fetch_and_sub1_full(pf_region_locking(tab));
+    if (mine)
+      AO_int_fetch_and_add_full(mine, (unsigned int)-1);
   }
 }
 

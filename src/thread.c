@@ -195,11 +195,6 @@ pf_waiter_release(struct pf_waiter *w)
   w->node = &w->n;
 }
 
-static int
-pf_waiter_orphaned_abandon(void *arg)
-{
-  return pf_waiter_orphaned(arg);
-}
 
 void
 pf_waiter_abandon(struct pf_waiter *w)
@@ -218,7 +213,7 @@ pf_waiter_abandon(struct pf_waiter *w)
      * parker starts its next wait empty and no waker touches w later. */
     int shared = w->tab->slots != NULL;
     pf_emu_port->collect(&w->parker, &n->park, shared,
-                         shared ? pf_waiter_orphaned_abandon : NULL, w);
+                         shared ? pf_waiter_orphaned : NULL, w);
   }
   if (!w->tab->slots || pf_slot_mine(w->tab, n))
     AO_int_store(&n->state, PF_W_IDLE);

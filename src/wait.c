@@ -87,12 +87,14 @@
  * memory, with three additions for peers that die at any instruction.
  * The slot names its owner (process entry and generation): wakers skip and
  * free the slots of dead processes, so a wake never lands on a dead
- * waiter.  A waker records itself in the slot when it sets WAKING; the
- * waiter parks in slices of PF_REGION_SLICE_NS, and a waiter whose waker
- * died before giving the token takes itself as woken at the end of a
- * slice (the wake was counted: woken wins).  And a surplus token (a dead
- * waker's late post) is a spurious return of the park, absorbed: a park
- * that returns 0 while the node is still QUEUED parks again.
+ * waiter.  The waiter parks in slices of PF_REGION_SLICE_NS, and a waiter
+ * that was counted (WAKING) but whose token has not come by the end of a
+ * slice takes itself as woken (woken wins): its waker died between the two,
+ * or a corrupt slot sent the token elsewhere.  Nothing in a region waits
+ * for a token longer than a slice.  A surplus token (one that
+ * comes after all, a scribble) is a spurious return of the park, absorbed:
+ * a park that returns 0 while the node is still QUEUED takes the token back
+ * and parks again.
  */
 #include "emu.h"
 #include "os.h"
@@ -119,18 +121,17 @@ pf_waiter_leave(struct pf_waiter *w)
   return took;
 }
 
-/* (R): the token will never come: w was set WAKING by a process that died
- * before it gave it; or the region is corrupt (the slot is not ours any
- * more, or in a state nobody gives a token in). */
+/* (R): a region wait's token has not come for a whole slice after it was
+ * due: its waker died between counting it and giving it, or a corrupt slot
+ * sent it elsewhere.  The wait was counted (or detached by this thread's
+ * own handler, which gives the token at once): it takes itself as woken;
+ * a token that comes later is a surplus, absorbed.  The port's collect
+ * calls this at the end of each slice without the token. */
 int
 pf_waiter_orphaned(void *arg)
 {
-  struct pf_waiter *w = arg;
-  struct pf_node *n = w->node;
-  uint32_t st = AO_int_load(&n->state);
-  if (!pf_slot_mine(w->tab, n) || (st != PF_W_WAKING && st != PF_W_DETACHED))
-    return 1;
-  return st == PF_W_WAKING && n->waker != 0 && pf_region_lock_holder_dead(w->tab, n->waker);
+  (void)arg;
+  return 1;
 }
 
 /* The end of the next slice: the deadline itself if it comes first (*last
@@ -174,7 +175,8 @@ pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl)
     ret = pf_emu_port->park(&w->parker, &w->node->park, 1, &slice);
     if (ret != -ETIMEDOUT || last)
       return ret;
-    if (pf_waiter_orphaned(w))
+    /* a slice without a token: counted meanwhile (R), or not ours any more */
+    if (AO_int_load(&w->node->state) != PF_W_QUEUED || !pf_slot_mine(w->tab, w->node))
       return 0;
   }
 }
@@ -214,7 +216,11 @@ pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl)
       break;
     /* (R) a surplus token (a dead waker's late post, a scribble): take it
      * back and look again (a real token that came meanwhile is ours). */
-    (void)AO_int_compare_and_swap_full(&n->park.word, 1, 0);
+    {
+      unsigned int tok = AO_int_load(&n->park.word);   /* 1, or a scribble */
+      if (tok != 0)
+        (void)AO_int_compare_and_swap_full(&n->park.word, tok, 0);
+    }
     if (AO_int_load(&n->state) != PF_W_QUEUED)
       break;
     if (!pf_waiter_intact(w)) {
