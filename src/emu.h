@@ -347,6 +347,7 @@ struct pfutex_region {
   int kind;                        /* PF_RGN_NAMED, _ANON, _ATTACH */
   int slot;                        /* in pf_regions */
   AO_t waits;                      /* waits of this process in progress on it */
+  struct pfutex_region *next_free; /* closed handles kept for reuse (src/shm.c) */
 };
 #define PF_REGIONS_MAX 64
 extern volatile AO_t pf_regions[PF_REGIONS_MAX];   /* struct pfutex_region *, or 0 */

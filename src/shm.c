@@ -478,13 +478,23 @@ pf_layout_check(const struct pf_rgn_hdr *h, uint64_t size, struct pf_geom *g)
 
 /* ---- Handles ------------------------------------------------------------------------- */
 
+/* Closed handles, kept for reuse: a handle stays valid memory after close,
+ * so closing it again is EINVAL, not a use after free (as a closed file
+ * descriptor, it may name a later region once reused). */
+static struct pf_region *pf_region_free_list;      /* pf_regions_lock */
+
 static struct pf_region *
 pf_region_new(void *map, size_t map_len, const struct pf_geom *g, int kind)
 {
-  struct pf_region *rg = calloc(1, sizeof *rg);
+  struct pf_region *rg;
   unsigned int bits = 0;
-  if (!rg)
+  pthread_mutex_lock(&pf_regions_lock);
+  if ((rg = pf_region_free_list) != NULL)
+    pf_region_free_list = rg->next_free;
+  pthread_mutex_unlock(&pf_regions_lock);
+  if (!rg && !(rg = calloc(1, sizeof *rg)))
     return NULL;
+  memset(rg, 0, sizeof *rg);
   while ((1u << bits) < g->nbuckets)
     bits++;
   rg->map = map;
@@ -824,7 +834,12 @@ pfutex_region_close(pfutex_region_t *r)
   munmap(r->map, r->map_len);
   /* Using a region's words while another thread closes it is the caller's
    * bug, as munmap is. */
-  free(r);
+  r->slot = -1;
+  r->span = 0;
+  pthread_mutex_lock(&pf_regions_lock);
+  r->next_free = pf_region_free_list;
+  pf_region_free_list = r;
+  pthread_mutex_unlock(&pf_regions_lock);
   return 0;
 }
 
