@@ -74,10 +74,11 @@ peer(const char *name)
   pfutex(&w[0], FUTEX_WAKE, 1, NULL, NULL, 0);
   if (pfutex(&w[1], FUTEX_WAIT, 0, NULL, NULL, 0) != 0 && !(errno == EAGAIN && w[1] != 0))
     return 11;
-  /* 2: wake the test, which waits on w[2] */
-  while (pfutex(&w[2], FUTEX_WAKE, 1, NULL, NULL, 0) != 1)
-    usleep(1000);
+  /* 2: wake the test, which waits on w[2] while it is 0 (the store first:
+   * a wait that starts after it sees 1) */
   __atomic_store_n(&w[2], 1, __ATOMIC_SEQ_CST);
+  if (pfutex(&w[2], FUTEX_WAKE, 1, NULL, NULL, 0) < 0)
+    return 12;
   /* 3: the test waits on w[3]; move it to w[4] and wake it there */
   while (pfutex(&w[3], FUTEX_CMP_REQUEUE, 0, (const struct timespec *)(uintptr_t)1, &w[4], 0) != 1)
     usleep(1000);
@@ -166,20 +167,24 @@ main(int argc, char **argv)
       skip("(cross-ABI pair)");
     } else {
       int n = 0, i;
-      for (i = 0; i < 5000 && n == 0; i++) {
-        __atomic_store_n(&w[1], 1, __ATOMIC_SEQ_CST);
+      /* the word stays 0 until the wake finds the peer asleep (a 1 set
+       * first would turn a late wait into EAGAIN) */
+      for (i = 0; i < 10000 && n == 0; i++) {
         n = (int)pfutex(&w[1], FUTEX_WAKE, 1, NULL, NULL, 0);
         if (!n)
           usleep(1000);
       }
+      __atomic_store_n(&w[1], 1, __ATOMIC_SEQ_CST);
       ok(n == 1, "the other ABI's process waited on a region word and this one woke it");
       ok(wait_while(&w[2], 0) == 0, "this process waited and the other ABI's woke it");
       {
         long ret;
+        int reaped;
         do
           ret = pfutex(&w[3], FUTEX_WAIT, 0, NULL, NULL, 0);
         while (ret != 0 && errno == EINTR);
-        ok(ret == 0 && __atomic_load_n(&w[4], __ATOMIC_SEQ_CST) == 1 && waitpid(pid, &status, 0) == pid
+        reaped = waitpid(pid, &status, 0) == pid;
+        ok(ret == 0 && __atomic_load_n(&w[4], __ATOMIC_SEQ_CST) == 1 && reaped
              && WIFEXITED(status) && WEXITSTATUS(status) == 0,
          "the other ABI's process requeued this one's wait and woke it (exit %d)",
          WIFEXITED(status) ? WEXITSTATUS(status) : -1);

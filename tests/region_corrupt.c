@@ -117,7 +117,8 @@ struct rc_actor {
 };
 struct rc_bad {
   int actor, op, round, err;
-  long ret, max;
+  long ret;
+  long long max;
   int nr, nr2, same;
   uint32_t wop;
 };
@@ -215,7 +216,7 @@ struct rc_args {
 };
 
 static void
-rc_record(int actor, int op, long ret, int err, long max, const struct rc_args *ar)
+rc_record(int actor, int op, long ret, int err, long long max, const struct rc_args *ar)
 {
   int valid, i;
   __atomic_fetch_add(&S->calls, 1, __ATOMIC_RELAXED);
@@ -269,7 +270,8 @@ rc_op(int actor, uint64_t *rng, int op, int wait_ms)
   uint32_t v = __atomic_load_n(a, __ATOMIC_SEQ_CST), mask = rc_mask(rng);
   uint32_t wop = PFUTEX_OP(rc_rand(rng) % 5, rc_rand(rng) % 4, rc_rand(rng) % 6, rc_rand(rng) % 3);
   int nr = rc_count(rng, 0), nr2 = rc_count(rng, 1), e;
-  long ret, max = 0;
+  long ret;
+  long long max = 0;
   struct timespec rel = { 0, (long)wait_ms * 1000000 }, abs;
   struct rc_args ar;
 
@@ -292,16 +294,16 @@ rc_op(int actor, uint64_t *rng, int op, int wait_ms)
     break;
   case OP_REQUEUE:
     ret = pfutex(a, FUTEX_REQUEUE, (uint32_t)nr, (const struct timespec *)(uintptr_t)nr2, b, 0);
-    max = (long)nr + nr2;
+    max = (long long)nr + nr2;
     break;
   case OP_CMP_REQUEUE:
     ret = pfutex(a, FUTEX_CMP_REQUEUE, (uint32_t)nr, (const struct timespec *)(uintptr_t)nr2, b,
                  v);
-    max = (long)nr + nr2;
+    max = (long long)nr + nr2;
     break;
   case OP_WAKE_OP:
     ret = pfutex(a, FUTEX_WAKE_OP, (uint32_t)nr, (const struct timespec *)(uintptr_t)nr2, b, wop);
-    max = (long)nr + (nr2 ? nr2 : 1);       /* Linux: nr_wake2 0 wakes one all the same */
+    max = (long long)nr + (nr2 ? nr2 : 1);       /* Linux: nr_wake2 0 wakes one all the same */
     break;
   case OP_WAIT_BITSET:
     ret = pfutex(a, FUTEX_WAIT_BITSET, v, &abs, NULL, mask);
@@ -319,15 +321,15 @@ rc_op(int actor, uint64_t *rng, int op, int wait_ms)
     break;
   case OP_C_REQUEUE:
     ret = pfutex_requeue(a, b, nr, nr2, PFUTEX_SHARED);
-    max = (long)nr + nr2;
+    max = (long long)nr + nr2;
     break;
   case OP_C_CMP_REQUEUE:
     ret = pfutex_cmp_requeue(a, v, b, nr, nr2, PFUTEX_SHARED);
-    max = (long)nr + nr2;
+    max = (long long)nr + nr2;
     break;
   default:
     ret = pfutex_wake_op(a, b, nr, nr2, wop, PFUTEX_SHARED);
-    max = (long)nr + nr2;
+    max = (long long)nr + nr2;
     break;
   }
   e = errno;
@@ -879,7 +881,7 @@ rc_run(int cls, int epoch, uint64_t seed, struct rc_class_result *res)
   res->nbad += S->nbad;
   for (k = 0; k < S->nbad && k < RC_BADLOG; k++)
     diag("%s, region %d: invalid result: %s by actor %d in round %d returned %ld, errno %s "
-         "(at most %ld: nr %d, nr2 %d, %s words, op 0x%08x)",
+         "(at most %lld: nr %d, nr2 %d, %s words, op 0x%08x)",
          rc_class_names[cls], epoch, rc_op_names[S->bad[k].op], S->bad[k].actor,
          S->bad[k].round, S->bad[k].ret, rc_errname(S->bad[k].err), S->bad[k].max,
          S->bad[k].nr, S->bad[k].nr2, S->bad[k].same ? "the same" : "two", S->bad[k].wop);
