@@ -224,8 +224,19 @@ struct pf_thread {
   struct pf_waiter nodes[PF_NEST_MAX];
 };
 /* The private table's node space: record r's level l is reference
- * r * PF_NEST_MAX + l + 1. */
-struct pf_node *pf_thread_node(pf_ref ref);
+ * r * PF_NEST_MAX + l + 1.  Records are made in chunks of PF_CHUNK listed
+ * in a directory (src/thread.c), so a reference resolves with two loads. */
+#define PF_CHUNK_BITS 6
+#define PF_CHUNK (1u << PF_CHUNK_BITS)
+#define PF_CHUNKS_MAX 1024                  /* 65536 threads waiting at once */
+extern struct pf_thread *volatile pf_chunks[PF_CHUNKS_MAX];
+static inline struct pf_node *
+pf_thread_node(pf_ref ref)
+{
+  uint32_t i = ref - 1, rec = i / PF_NEST_MAX;
+  struct pf_thread *chunk = pf_chunks[(rec >> PF_CHUNK_BITS) & (PF_CHUNKS_MAX - 1)];
+  return &chunk[rec & (PF_CHUNK - 1)].nodes[i % PF_NEST_MAX].n;
+}
 
 /* Critical sections: every region that holds a bucket lock, and a waker's
  * unparks, run with all signals blocked and cancellation disabled, so a

@@ -95,21 +95,9 @@ pf_crit_exit(struct pf_crit *c)
 
 /* ---- The pool ------------------------------------------------------------ */
 /* Records are made in chunks of PF_CHUNK (mmap: async-signal-safe, unlike
- * malloc; never unmapped) listed in a directory, so a node reference (the
- * private table links nodes by reference, emu.h) resolves with two loads. */
-#define PF_CHUNK_BITS 6
-#define PF_CHUNK (1u << PF_CHUNK_BITS)
-#define PF_CHUNKS_MAX 1024                  /* 65536 threads waiting at once */
-static struct pf_thread *volatile pf_chunks[PF_CHUNKS_MAX];
+ * malloc; never unmapped) listed in a directory (emu.h, pf_thread_node). */
+struct pf_thread *volatile pf_chunks[PF_CHUNKS_MAX];
 static unsigned int pf_nchunks;             /* pf_pool_lock */
-
-struct pf_node *
-pf_thread_node(pf_ref ref)
-{
-  uint32_t i = ref - 1, rec = i / PF_NEST_MAX;
-  struct pf_thread *chunk = pf_chunks[(rec >> PF_CHUNK_BITS) & (PF_CHUNKS_MAX - 1)];
-  return &chunk[rec & (PF_CHUNK - 1)].nodes[i % PF_NEST_MAX].n;
-}
 
 static int
 pf_pool_grow_locked(void)
