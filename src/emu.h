@@ -52,6 +52,7 @@ struct pf_parker {               /* process-local */
   unsigned int gen;              /* sysv: the port generation it was set up in (0: never) */
   int cnt, cnt_next;             /* sysv: its consumption counter before and after
                                     the pending park (see ports/sysv/park.c) */
+  int cnt_armed;                 /* sysv: the counter when this wait was armed */
 };
 
 struct pf_port {

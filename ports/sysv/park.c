@@ -16,8 +16,10 @@
  * a second token forever.  So each parker has a second semaphore, a
  * counter, that every park changes in the same semop as it takes the token
  * (sem_ops apply atomically): from p->cnt to p->cnt_next, both recorded
- * before the semop.  collect() reads the counter: at cnt_next, the token
- * was taken.  The counter wraps at 30000 (values stop at 32767).
+ * before the semop.  collect() reads the counter: if it moved since the
+ * wait was armed (prepare records it), a park of this wait took the token,
+ * whether or not that park lived to record it.  The counter wraps at 30000
+ * (values stop at 32767).
  *
  * Timed parks use semtimedop where configure found it (re-armed with the
  * time left, so a CLOCK_REALTIME deadline follows clock changes at each
@@ -257,6 +259,7 @@ pf_sysv_prepare(struct pf_parker *p, struct pf_park *k)
     return ret;
   k->id = p->id;
   k->num = p->num;
+  p->cnt_armed = p->cnt;
   AO_int_store(&k->word, 0);
   return 0;
 }
@@ -283,8 +286,11 @@ pf_sysv_collect(struct pf_parker *p, struct pf_park *k, int shared, int (*give_u
 {
   static const struct timespec second = { 1, 0 };
   int v = semctl(p->id, PF_SYSV_CNT(p->num), GETVAL);
-  if (v == p->cnt_next && v != p->cnt) {
-    p->cnt = p->cnt_next;     /* a park took it and was cut short */
+  if (v >= 0 && v != p->cnt_armed) {
+    /* A park of this wait took it (and was maybe cut short before it could
+     * record so: an asynchronous cancellation or a siglongjmp right after
+     * the semop, or right after). */
+    p->cnt = v;
     (void)AO_int_load_acquire(&k->word);
     return;
   }
