@@ -19,9 +19,11 @@
  *     (pf_bucket_rebuild_locked): whatever instruction the holder died at,
  *     the rebuilt queue holds exactly the live waiters that hash there, in
  *     arrival order, and the dead processes' slots are freed.  The waiter
- *     count is recomputed conservatively (a waiter between (A) and its push
- *     may be counted twice: that only costs the bucket its wake fast path
- *     until it empties, never a wakeup). */
+ *     count is recomputed conservatively: never below the live slots' need
+ *     nor the pending raises of operations in flight, so a waiter between
+ *     (A) and its push may be counted twice.  An excess stays for good and
+ *     costs that bucket its wake fast path (its wakes take the lock),
+ *     never a wakeup. */
 #include "emu.h"
 
 #include <pthread.h>
