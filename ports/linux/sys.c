@@ -23,7 +23,7 @@ struct pf_waitv {
 /* A system call's result as the kernel gives it: a count, or -errno.  On
  * x86_64 the instruction itself (no libc wrapper setting errno for us to
  * read back); elsewhere libc's syscall(). */
-#if defined(__x86_64__) && !defined(__ILP32__) && defined(__GNUC__)
+#if PF_ARCH_SYSCALL_INSN && defined(__x86_64__) && defined(__GNUC__)
 static inline long
 pf_sys6(long n, long a1, long a2, long a3, long a4, long a5, long a6)
 {
@@ -48,7 +48,7 @@ pf_sys_ret(long r)
 # define PF_SYS(n, a1, a2, a3, a4, a5, a6) pf_sys_ret(syscall((n), a1, a2, a3, a4, a5, a6))
 #endif
 
-#if SIZEOF_VOID_P == 4
+#if SIZEOF_VOID_P == 4 && PF_NR_futex_time64 != 0
 static pthread_once_t pf_sys_once = PTHREAD_ONCE_INIT;
 static enum pf_linux_old pf_sys_old = PF_LINUX_OLD_FUTEX;
 
@@ -91,7 +91,7 @@ long
 pf_linux_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts,
                uintptr_t val2, uint32_t *uaddr2, uint32_t val3)
 {
-#if SIZEOF_VOID_P == 4
+#if SIZEOF_VOID_P == 4 && PF_NR_futex_time64 != 0
   if (pf_linux_sys_init() == PF_LINUX_OLD_TIME64) {
     struct pf_kts k;
     const void *slot = (const void *)val2;
@@ -110,11 +110,11 @@ pf_linux_futex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *ts,
       o.tv_nsec = (int32_t)ts->tv_nsec;
       slot = &o;
     }
-    return PF_SYS(SYS_futex, uaddr, op, val, slot, uaddr2, val3);
+    return PF_SYS(PF_NR_futex, uaddr, op, val, slot, uaddr2, val3);
   }
 #else
   const void *slot = ts ? (const void *)ts : (const void *)val2;
-  return PF_SYS(SYS_futex, uaddr, op, val, slot, uaddr2, val3);
+  return PF_SYS(PF_NR_futex, uaddr, op, val, slot, uaddr2, val3);
 #endif
 }
 
@@ -130,7 +130,7 @@ long
 pf_linux_futex_raw(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeout,
                    uint32_t *uaddr2, uint32_t val3)
 {
-#if SIZEOF_VOID_P == 4
+#if SIZEOF_VOID_P == 4 && PF_NR_futex_time64 != 0
   const int cmd = op & ~(PF_OP_PRIVATE_FLAG | PF_OP_CLOCK_REALTIME);
   if (pf_linux_sys_init() == PF_LINUX_OLD_TIME64) {
     if (timeout && (cmd == PF_OP_WAIT || cmd == PF_OP_WAIT_BITSET)) {
@@ -146,7 +146,7 @@ pf_linux_futex_raw(uint32_t *uaddr, int op, uint32_t val, const struct timespec 
     return PF_SYS(PF_NR_futex_time64, uaddr, op, val, timeout, uaddr2, val3);
   }
 #endif
-  return PF_SYS(SYS_futex, uaddr, op, val, timeout, uaddr2, val3);
+  return PF_SYS(PF_NR_futex, uaddr, op, val, timeout, uaddr2, val3);
 }
 
 long

@@ -5,11 +5,13 @@
 
 #include "pf.h"
 
-/* Syscall numbers: the same on every architecture for the futex2 family. */
-#define PF_NR_futex_wake     454
-#define PF_NR_futex_wait     455
-#define PF_NR_futex_requeue  456
-#define PF_NR_futex_time64   422   /* 32-bit architectures only */
+/* Syscall numbers: one row per architecture in arch.h. */
+#include "arch.h"
+#define PF_NR_futex          PF_ARCH_NR_FUTEX
+#define PF_NR_futex_wake     PF_ARCH_NR_FUTEX_WAKE
+#define PF_NR_futex_wait     PF_ARCH_NR_FUTEX_WAIT
+#define PF_NR_futex_requeue  PF_ARCH_NR_FUTEX_REQUEUE
+#define PF_NR_futex_time64   PF_ARCH_NR_FUTEX_TIME64   /* 32-bit architectures only */
 
 #define PF_FUTEX2_SIZE_U32   0x02u
 #define PF_FUTEX2_PRIVATE    128u
