@@ -38,8 +38,9 @@
  *                short (an asynchronous cancellation or a siglongjmp can
  *                strike right after the OS handed the token over, before
  *                the park could record it).  Returns once the token is
- *                consumed, or when `give_up` (engine's callback, regions:
- *                the unparker died) says it never will be. */
+ *                consumed; for a region's node (sh), also after one slice
+ *                of a second without it (wait.c (R): its unparker died, or
+ *                a corrupt slot sent it elsewhere). */
 struct pf_park {                 /* fixed layout: part of a node (region ABI) */
   uint32_t word;                 /* 0 armed, 1 token given (futex port: the futex
                                     word; sysv: release/acquire around the semaphore) */
@@ -65,8 +66,7 @@ struct pf_port {
   int (*prepare)(struct pf_parker *p, struct pf_park *k);
   int (*park)(struct pf_parker *p, struct pf_park *k, int shared, const struct pf_deadline *dl);
   void (*unpark)(struct pf_park *k, int shared);
-  void (*collect)(struct pf_parker *p, struct pf_park *k, int shared,
-                  int (*give_up)(void *), void *arg);
+  void (*collect)(struct pf_parker *p, struct pf_park *k, int shared);
 };
 
 extern const struct pf_port pf_port_futex;
@@ -286,9 +286,6 @@ pf_self_enter_fast(uintptr_t frame)
 /* End the wait at the top of t (w): back to IDLE, release an ephemeral
  * record. */
 void pf_self_pop(struct pf_thread *t, struct pf_waiter *w);
-/* A region wait's token will never come (wait.c (R)): the port's collect
- * gives up on it. */
-int pf_waiter_orphaned(void *arg);
 /* Take w off whatever it is on and collect any token due to it; w's wait
  * is over (cancellation, longjmp, thread exit).  Critical section held. */
 void pf_waiter_abandon(struct pf_waiter *w);

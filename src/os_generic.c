@@ -3,7 +3,6 @@
  * and no probes. */
 #include "os.h"
 
-#include <signal.h>
 #include <string.h>
 
 int
@@ -25,15 +24,4 @@ pf_os_shared_key_check(const void *p)
 {
   (void)p;
   return 0;
-}
-
-int
-pf_os_pid_alive(int pid)
-{
-  int saved = errno, alive;
-  if (pid <= 0)
-    return 0;
-  alive = kill((pid_t)pid, 0) == 0 || errno == EPERM;
-  errno = saved;
-  return alive;
 }

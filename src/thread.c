@@ -199,9 +199,7 @@ pf_waiter_abandon(struct pf_waiter *w)
   if (st == PF_W_WAKING || st == PF_W_DETACHED) {
     /* The token is given (DETACHED) or on its way (WAKING): take it, so the
      * parker starts its next wait empty and no waker touches w later. */
-    int shared = w->tab->slots != NULL;
-    pf_emu_port->collect(&w->parker, &n->park, shared,
-                         shared ? pf_waiter_orphaned : NULL, w);
+    pf_emu_port->collect(&w->parker, &n->park, w->tab->slots != NULL);
   }
   if (!w->tab->slots || pf_slot_mine(w->tab, n))
     AO_int_store(&n->state, PF_W_IDLE);

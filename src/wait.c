@@ -121,19 +121,6 @@ pf_waiter_leave(struct pf_waiter *w)
   return took;
 }
 
-/* (R): a region wait's token has not come for a whole slice after it was
- * due: its waker died between counting it and giving it, or a corrupt slot
- * sent it elsewhere.  The wait was counted (or detached by this thread's
- * own handler, which gives the token at once): it takes itself as woken;
- * a token that comes later is a surplus, absorbed.  The port's collect
- * calls this at the end of each slice without the token. */
-int
-pf_waiter_orphaned(void *arg)
-{
-  (void)arg;
-  return 1;
-}
-
 /* The end of the next slice: the deadline itself if it comes first (*last
  * set), else one slice from now on the deadline's clock. */
 static void
@@ -181,11 +168,11 @@ pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl)
   }
 }
 
+/* Collect w's token; a region's waits for it one slice at most (R). */
 static void
 pf_waiter_collect(struct pf_waiter *w)
 {
-  int shared = w->tab->slots != NULL;
-  pf_emu_port->collect(&w->parker, &w->node->park, shared, shared ? pf_waiter_orphaned : NULL, w);
+  pf_emu_port->collect(&w->parker, &w->node->park, w->tab->slots != NULL);
 }
 
 /* Park w until a waker takes it, its deadline passes or a handler runs.

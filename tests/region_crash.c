@@ -362,17 +362,8 @@ queued_on(pfutex_region_t *r, uint32_t *w, pid_t pid, int pushed)
 static int
 proc_asleep(pid_t pid)
 {
-  char path[64], buf[512], *p;
-  FILE *f;
-  size_t n;
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  if (!(f = fopen(path, "r")))
-    return 0;
-  n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  p = strrchr(buf, ')');
-  return p && p[1] == ' ' && (p[2] == 'S' || p[2] == 'D');
+  int st = pft_task_state(pid, 0);
+  return st == 'S' || st == 'D';
 }
 
 /* Wait until x is queued and pushed on w (and, with `asleep`, asleep: two

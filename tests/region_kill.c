@@ -547,17 +547,8 @@ check_unexpected(void)
 static int
 proc_asleep(pid_t pid)
 {
-  char path[64], buf[512], *p;
-  FILE *f;
-  size_t n;
-  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-  if (!(f = fopen(path, "r")))
-    return 0;
-  n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  p = strrchr(buf, ')');
-  return p && p[1] == ' ' && (p[2] == 'S' || p[2] == 'D');
+  int st = pft_task_state(pid, 0);
+  return st == 'S' || st == 'D';
 }
 
 #ifdef PF_HAVE_EMU

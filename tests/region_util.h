@@ -24,26 +24,6 @@
 # define RU_FN static
 #endif
 
-/* The state letter of thread tid of process pid (/proc/PID/task/TID/stat),
- * or -1 when it is gone. */
-RU_FN int
-ru_thread_state(pid_t pid, pid_t tid)
-{
-  char path[96], buf[512], *p;
-  int fd;
-  ssize_t n;
-  snprintf(path, sizeof path, "/proc/%d/task/%d/stat", (int)pid, (int)tid);
-  if ((fd = open(path, O_RDONLY)) < 0)
-    return -1;
-  n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0)
-    return -1;
-  buf[n] = 0;
-  p = strrchr(buf, ')');   /* comm may hold spaces */
-  return p && p[1] == ' ' ? p[2] : -1;
-}
-
 /* Wait until thread tid of process pid sleeps (state S or D on two samples
  * in a row), after *started (when given) is set.  0 when it does; -1 when
  * *done (when given) is set first, the thread is gone or a zombie, or after
@@ -61,7 +41,7 @@ ru_wait_asleep(pid_t pid, pid_t tid, volatile int *started, volatile int *done)
       usleep(100);
       continue;
     }
-    st = ru_thread_state(pid, tid);
+    st = pft_task_state(pid, tid);
     if (st < 0 || st == 'Z' || st == 'X')
       return -1;
     if (st == 'S' || st == 'D') {

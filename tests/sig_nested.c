@@ -146,21 +146,6 @@ flag(int *p)
   return __atomic_load_n(p, __ATOMIC_SEQ_CST);
 }
 
-static int
-thread_state(pid_t tid)
-{
-  char path[64], buf[512], *p;
-  FILE *f;
-  size_t n;
-  snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
-  if (!(f = fopen(path, "r")))
-    return -1;
-  n = fread(buf, 1, sizeof buf - 1, f);
-  fclose(f);
-  buf[n] = 0;
-  p = strrchr(buf, ')');
-  return p && p[1] == ' ' ? p[2] : -1;
-}
 
 /* Level i should return now: 1 once it did; 0 if T instead sleeps (200
  * consecutive samples, ~0.2 s, with level i not done): it is stuck.  A
@@ -170,7 +155,7 @@ settle(int i)
 {
   int run = 0;
   while (!flag(&lv[i].done)) {
-    int st = thread_state(t_tid);
+    int st = pft_task_state(0, t_tid);
     if ((st == 'S' || st == 'D') && !flag(&lv[i].done)) {
       if (++run >= 200)
         return 0;

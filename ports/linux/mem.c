@@ -17,7 +17,6 @@
 
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
@@ -184,15 +183,4 @@ pf_os_shared_key_check(const void *p)
     return -EFAULT;
   /* Not writable: readable file or shared mappings are keyed by the kernel. */
   return pf_mem_mapping_keyable((uintptr_t)p) == 0 ? -EFAULT : 0;
-}
-
-int
-pf_os_pid_alive(int pid)
-{
-  int saved = errno, alive;
-  if (pid <= 0)
-    return 0;
-  alive = kill((pid_t)pid, 0) == 0 || errno == EPERM;
-  errno = saved;
-  return alive;
 }

@@ -65,22 +65,21 @@ pf_fpark_unpark(struct pf_park *k, int shared)
   pf_linux_futex(word, PF_OP_WAKE | (shared ? 0 : PF_OP_PRIVATE_FLAG), 1, NULL, 0, NULL, 0);
 }
 
-/* The token is the word: taking it twice is harmless.  With give_up, in
- * slices of a second. */
+/* The token is the word: taking it twice is harmless.  A region's: at
+ * most a slice of a second. */
 static void
-pf_fpark_collect(struct pf_parker *p, struct pf_park *k, int shared, int (*give_up)(void *),
-                 void *arg)
+pf_fpark_collect(struct pf_parker *p, struct pf_park *k, int shared)
 {
   static const struct timespec second = { 1, 0 };
   for (;;) {
     struct pf_deadline d;
     const struct pf_deadline *dp = NULL;
-    if (give_up && pf_deadline_from_rel(&d, &second) == 0)
+    if (shared && pf_deadline_from_rel(&d, &second) == 0)
       dp = &d;
     if (pf_fpark_park(p, k, shared, dp) == 0)
       return;
-    if (give_up && give_up(arg))
-      return;
+    if (dp)
+      return;                 /* a region's: a slice without the token (wait.c (R)) */
   }
 }
 

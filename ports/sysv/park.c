@@ -278,11 +278,9 @@ pf_sysv_park(struct pf_parker *p, struct pf_park *k, int shared, const struct pf
   return ret;
 }
 
-/* With give_up (a region's slot, whose unparker may die), in slices of a
- * second. */
+/* A region's slot (whose unparker may die): at most a slice of a second. */
 static void
-pf_sysv_collect(struct pf_parker *p, struct pf_park *k, int shared, int (*give_up)(void *),
-                void *arg)
+pf_sysv_collect(struct pf_parker *p, struct pf_park *k, int shared)
 {
   static const struct timespec second = { 1, 0 };
   int v = semctl(p->id, PF_SYSV_CNT(p->num), GETVAL);
@@ -297,12 +295,12 @@ pf_sysv_collect(struct pf_parker *p, struct pf_park *k, int shared, int (*give_u
   for (;;) {
     struct pf_deadline d;
     const struct pf_deadline *dp = NULL;
-    if (give_up && pf_deadline_from_rel(&d, &second) == 0)
+    if (shared && pf_deadline_from_rel(&d, &second) == 0)
       dp = &d;
     if (pf_sysv_park(p, k, shared, dp) == 0)
       return;
-    if (give_up && give_up(arg))
-      return;
+    if (dp)
+      return;                 /* a region's: a slice without the token (wait.c (R)) */
   }
 }
 

@@ -63,13 +63,20 @@ pft_gettid(void)
   return (pid_t)syscall(SYS_gettid);
 }
 
-static int
-pft_thread_state(pid_t tid)
+int
+pft_task_state(pid_t pid, pid_t tid)
 {
-  char path[64], buf[512], *p;
+  char path[96], proc[32], buf[512], *p;
   int fd;
   ssize_t n;
-  snprintf(path, sizeof path, "/proc/self/task/%d/stat", (int)tid);
+  if (pid)
+    snprintf(proc, sizeof proc, "/proc/%d", (int)pid);
+  else
+    snprintf(proc, sizeof proc, "/proc/self");
+  if (tid)
+    snprintf(path, sizeof path, "%s/task/%d/stat", proc, (int)tid);
+  else
+    snprintf(path, sizeof path, "%s/stat", proc);
   if ((fd = open(path, O_RDONLY)) < 0)
     return -1;
   n = read(fd, buf, sizeof buf - 1);
@@ -87,7 +94,7 @@ pft_wait_asleep(pid_t tid)
   /* Two consecutive samples asleep, to step over a brief sleep elsewhere. */
   int seen = 0;
   for (;;) {
-    int st = pft_thread_state(tid);
+    int st = pft_task_state(0, tid);
     if (st == 'S' || st == 'D') {
       if (++seen >= 2)
         return 0;

@@ -32,6 +32,11 @@
  * failure.  Every blocking test calls it first. */
 void pft_watchdog(unsigned int seconds);
 
+/* The state letter ('S', 'R', 'D', 'Z', ...) of thread tid of process
+ * pid from /proc (pid 0: this process; tid 0: the process itself), or -1
+ * when it is gone. */
+int pft_task_state(pid_t pid, pid_t tid);
+
 /* This thread's kernel id. */
 pid_t pft_gettid(void);
 
