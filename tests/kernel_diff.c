@@ -205,6 +205,7 @@ main(void)
   static uint32_t pbuf[4] __attribute__((aligned(16)));
   long pg = sysconf(_SC_PAGESIZE);
   unsigned i;
+  uint32_t wrong_op;
   void *p;
 
   plan(NCASES);
@@ -221,10 +222,27 @@ main(void)
     sysbail("munmap");
   unmapped = p;
 
+  wrong_op = pft_kernel_wake_op_wrong();
   for (i = 0; i < NCASES; i++) {
     const struct kcase *c = &cases[i];
     int kerr, perr, same;
     long kr, pr;
+
+    /* Under qemu-user the reference is not this CPU's kernel: an address
+     * past the guest's user space is translated and range-checked by the
+     * host's kernel, and WAKE_OP is applied in the host's byte order. */
+    if (pft_emulator() && (c->a1 == A_TOP || c->a1 == A_PASTTOP || c->a2 == A_TOP
+                           || c->a2 == A_PASTTOP)) {
+      skip("%s: under %s the reference answer is the host kernel's range check", c->name,
+           pft_emulator());
+      continue;
+    }
+    if (wrong_op && (c->op & 0x7f) == 5) {
+      skip("%s: the kernel's FUTEX_WAKE_OP is wrong here (1 + 1 stored 0x%08x%s%s)", c->name,
+           (unsigned)wrong_op, pft_emulator() ? ": under " : "",
+           pft_emulator() ? pft_emulator() : "");
+      continue;
+    }
 
     /* User-space emulation cannot tell an unmapped or read-only page from a
      * good one without a system call (and so without giving up the fast

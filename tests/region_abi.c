@@ -108,6 +108,7 @@ main(int argc, char **argv)
   pft_watchdog(30);
   plan(19);
   snprintf(name, sizeof name, "/pft-abi-%d", (int)getpid());
+  shm_unlink(name);   /* a killed earlier run with this pid */
   r = pfutex_region_open(name, 4096, O_RDWR | O_CREAT | O_EXCL, 0600);
   if (!r)
     sysbail("pfutex_region_open");
@@ -194,17 +195,17 @@ main(int argc, char **argv)
   /* 3. other backend families */
   {
     const char *const *b;
-    const char *mine = pfutex_backend(), *same = NULL, *other = NULL;
+    const char *mine = pfutex_backend(), *same = NULL, *foreign = NULL;
     int mine_linux = strncmp(mine, "linux", 5) == 0;
     for (b = pfutex_backends(); *b; b++) {
       int is_linux = strncmp(*b, "linux", 5) == 0;
       if (mine_linux ? is_linux : strcmp(*b, mine) == 0)
         same = *b;
-      else if (!other)
-        other = *b;
+      else if (!foreign)
+        foreign = *b;
     }
     for (int k = 0; k < 2; k++) {
-      const char *be = k == 0 ? same : other;
+      const char *be = k == 0 ? same : foreign;
       int status = -1, want = k == 0 ? 0 : EPROTO;
       pid_t pid;
       if (!be) {

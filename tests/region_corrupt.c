@@ -1028,6 +1028,7 @@ rc_named(void)
   int fd, st, i;
 
   snprintf(name, sizeof name, "/pft-corrupt-%d", (int)getpid());
+  shm_unlink(name);   /* a killed earlier run with this pid */
   memset(&attr, 0, sizeof attr);
   attr.slots = RC_SLOTS;
   attr.buckets = RC_BUCKETS;

@@ -833,6 +833,9 @@ main(int argc, char **argv)
   snprintf(name_o, sizeof name_o, "/pft-rcrash-%d-o", (int)getpid());
   snprintf(name_c[0], sizeof name_c[0], "/pft-rcrash-%d-c0", (int)getpid());
   snprintf(name_c[1], sizeof name_c[1], "/pft-rcrash-%d-c1", (int)getpid());
+  shm_unlink(name_o);   /* leftovers of a killed earlier run with this pid */
+  shm_unlink(name_c[0]);
+  shm_unlink(name_c[1]);
   atexit(cleanup_names);
   cleanup_names();
   memset(&ao, 0, sizeof ao);

@@ -201,6 +201,9 @@ case_peer_wake_op(void)
   char op[32];
   pid_t pid;
 
+  if (pft_skip_wake_op(8))
+    return;
+
   *word(4) = 0;
   *word(5) = 3;
   waiter_start(0, 4, 0);

@@ -249,6 +249,7 @@ re_procs(int emu)
   char c;
 
   snprintf(name, sizeof name, "/pft-exhaust-%d", (int)getpid());
+  shm_unlink(name);   /* a killed earlier run with this pid */
   memset(&attr, 0, sizeof attr);
   attr.slots = 16;
   attr.buckets = 4;

@@ -212,6 +212,7 @@ main(void)
   if (ready == MAP_FAILED)
     sysbail("mmap");
   snprintf(name, sizeof name, "/pft-ipc-%d", (int)getpid());
+  shm_unlink(name);   /* a killed earlier run with this pid */
 
   /* The region, made by a child. */
   fflush(stdout);

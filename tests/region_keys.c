@@ -451,6 +451,9 @@ case_wake_op_tables(void)
   long r;
   int e;
 
+  if (pft_skip_wake_op(6))
+    return;
+
   *w2(704) = 0;
   kid_start(0, w1(704), 0, 0);
   kid_start(1, w2(704), 0, 0);

@@ -505,6 +505,8 @@ static void
 case_wake_op(const char *k)
 {
   uint32_t offs[2] = { W(11), W(12) };
+  if (pft_skip_wake_op(11))
+    return;
   zero_words();
   *pw(W(12)) = 5;
   waiter(0, J_WAIT, W(11), 0, 0);

@@ -66,11 +66,14 @@ ru_shared_alloc(size_t len)
   return p;
 }
 
-/* A unique shm name: "/pft-<tag>-<pid>". */
+/* A unique shm name: "/pft-<tag>-<pid>".  An object already there can only
+ * be a leftover of a killed earlier run whose pid this process now has: it
+ * is removed. */
 RU_FN void
 ru_name(char *buf, size_t len, const char *tag)
 {
   snprintf(buf, len, "/pft-%s-%d", tag, (int)getpid());
+  shm_unlink(buf);
 }
 
 /* Reap child pid: its exit status (0..255), or 256 + signal when it was

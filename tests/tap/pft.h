@@ -63,6 +63,25 @@ long long pft_now_ns(void);
 /* Is the named backend the emulation? */
 int pft_backend_is_emu(void);
 
+/* The emulator a cross build's tests run under (PFUTEX_TEST_EMULATOR, set
+ * by the test wrappers: "qemu-aarch64-static", say), else NULL.  A check
+ * that tests the emulator instead of the library skips under one, saying
+ * why. */
+const char *pft_emulator(void);
+
+/* 0 when the kernel's FUTEX_WAKE_OP stores the right value (1 + 1 = 2 in
+ * this CPU's byte order); else the value it stored.  qemu-user hands the op
+ * to the host's kernel, which applies it in the host's byte order: on a
+ * big-endian guest of a little-endian host 1 + 1 gives 0x01000001. */
+uint32_t pft_kernel_wake_op_wrong(void);
+
+/* When the active backend is the native one and the kernel's WAKE_OP is
+ * wrong (above: only ever seen under qemu-user on a big-endian guest),
+ * print n skips saying so and return 1: the WAKE_OP checks would test the
+ * emulator.  The emulated backends' WAKE_OP is checked on the same CPU by
+ * the same tests.  Else 0. */
+int pft_skip_wake_op(int n);
+
 /* Check a -1/errno or count result: "ret == want_ret, and errno == want_errno
  * when want_ret is -1". */
 int pft_is_ret(long got, int got_errno, long want_ret, int want_errno, const char *what);
