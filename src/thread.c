@@ -111,6 +111,12 @@ pf_pool_grow_locked(void)
   if (chunk == MAP_FAILED)
     return -ENOMEM;
   for (i = 0; i < PF_CHUNK; i++) {
+    unsigned int l;
+    /* A waiter's node is valid from birth (its own), so whoever sees its
+     * table set (a handler, a cancellation, the key destructor) finds a
+     * node to read: wait.c's fast claim stores the table alone. */
+    for (l = 0; l < PF_NEST_MAX; l++)
+      chunk[i].nodes[l].node = &chunk[i].nodes[l].n;
     chunk[i].index = pf_nchunks * PF_CHUNK + i;
     chunk[i].next = pf_pool_all;
     pf_pool_all = &chunk[i];
