@@ -5,7 +5,7 @@
  *    bucket and a process entry, the table's offsets): the numbers every
  *    build must agree on (src/region.h also asserts them at compile time,
  *    so a build for another ABI whose layout differs does not compile).
- * 2. A process of the other ABI (a -m32 build's tests/region_abi named by
+ * 2. A process of the other ABI (an i386 build's tests/region_abi named by
  *    PFUTEX_PEER, e.g. in .ci/run) opens the same named region and they wait
  *    for and wake each other both ways, and requeue between two words.
  *    Without PFUTEX_PEER, or where the kernel cannot run that binary (no
