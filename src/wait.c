@@ -82,6 +82,25 @@
  * restarts or fails with EINTR by (F).  Nested waits use the next node of
  * the thread's record, each with its own parker.
  *
+ * (X) Asynchronous cancellation.  The wait's cleanup handler
+ * (pthread_cleanup_push, run by the forced unwind with -fexceptions) has
+ * a landing pad in the frame of pf_emu_wait_once, and the compiler makes
+ * that pad's register state right only at the frame's calls: an
+ * asynchronous cancellation taken between two of its other instructions
+ * enters the pad with registers holding other values (GCC on aarch64 kept
+ * the record t where the pad expects &c in x23, and pf_crit_enter(&c)
+ * wrote the signal mask and cancellation state over t->next and
+ * t->nodes[0].node).  So, as glibc does around its cancellable system
+ * calls (__pthread_enable_asynccancel), a wait runs with cancellation
+ * deferred and lets an asynchronous one in only for the length of the
+ * port's park, in a function of its own (pf_port_park): the frames that
+ * hold landing pads are then interrupted at a call.  A cancellation that
+ * came meanwhile acts as the park starts, or as the wait returns.  (A
+ * handler that leaves a wait by siglongjmp outside the park leaves the
+ * thread's cancellation type deferred: asynchronous cancellation is
+ * enabled again by the caller, as after any siglongjmp out of code that
+ * changed it.)
+ *
  * (R) Regions.  A wait on a region's word queues a slot of the region's
  * table instead of the record's own node: the same protocol, in shared
  * memory, with three additions for peers that die at any instruction.
@@ -148,18 +167,34 @@ pf_slice(const struct pf_deadline *dl, struct pf_deadline *out, int *last)
   }
 }
 
+/* The port's park, with asynchronous cancellation let in for its length
+ * only when the caller had it enabled (async): see (X).  Out of line, so
+ * the frame that holds the wait's cleanup handler is interrupted at this
+ * call, never between two of its own instructions. */
+static PF_NOINLINE int
+pf_port_park(struct pf_waiter *w, int shared, const struct pf_deadline *dl, int async)
+{
+  int ret, old;
+  if (async)
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);   /* a pending one acts here */
+  ret = pf_emu_port->park(&w->parker, &w->node->park, shared, dl);
+  if (async)
+    pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &old);
+  return ret;
+}
+
 /* One park of w: the port's, in slices for a region (R). */
 static int
-pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl)
+pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async)
 {
   int shared = w->tab->slots != NULL;
   if (!shared)
-    return pf_emu_port->park(&w->parker, &w->node->park, 0, dl);
+    return pf_port_park(w, 0, dl, async);
   for (;;) {
     struct pf_deadline slice;
     int last, ret;
     pf_slice(dl, &slice, &last);
-    ret = pf_emu_port->park(&w->parker, &w->node->park, 1, &slice);
+    ret = pf_port_park(w, 1, &slice, async);
     if (ret != -ETIMEDOUT || last)
       return ret;
     /* a slice without a token: counted meanwhile (R), or not ours any more */
@@ -191,14 +226,14 @@ pf_waiter_intact(const struct pf_waiter *w)
  * it), -ENOTRECOVERABLE (a corrupt region took the slot from us).  w is
  * IDLE on return: off every queue, its token collected. */
 static int
-pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl)
+pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl, int async)
 {
   struct pf_node *n = w->node;
   uint32_t st;
   int ret;
 
   for (;;) {
-    ret = pf_waiter_park(w, dl);
+    ret = pf_waiter_park(w, dl, async);
     if (ret != 0 || AO_int_load(&n->state) != PF_W_QUEUED)
       break;
     /* (R) a surplus token (a dead waker's late post, a scribble): take it
@@ -335,9 +370,12 @@ out:
   return ret;
 }
 
-/* One wait: claim a node, queue it (H), sleep. */
-static int
-pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_key *key)
+/* One wait: claim a node, queue it (H), sleep.  Called with cancellation
+ * deferred; async: the caller had it asynchronous (X).  Out of line: the
+ * cleanup handler's landing pad stays out of pf_emu_wait_queued's frame,
+ * where asynchronous cancellation is enabled again. */
+static PF_NOINLINE int
+pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_key *key, int async)
 {
   volatile char here = 0;                   /* this frame, for pf_self_enter */
   uint32_t idx = pf_key_bucket(tab, key);
@@ -381,7 +419,7 @@ pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_k
     if (pf_waiter_intact(w))
       AO_int_store(&n->state, PF_W_IDLE);
   } else {
-    ret = pf_waiter_sleep(w, r->dl);
+    ret = pf_waiter_sleep(w, r->dl, async);
   }
   pthread_cleanup_pop(0);
   pf_self_pop(t, w);
@@ -393,16 +431,24 @@ pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_k
 static PF_NOINLINE int
 pf_emu_wait_queued(const struct pf_req *r, struct pf_table *tab, struct pf_key key)
 {
-  int ret;
+  int ret, type = PTHREAD_CANCEL_DEFERRED, async;
+  /* (X): asynchronous cancellation only inside the port's park. */
+  pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &type);
+  async = type == PTHREAD_CANCEL_ASYNCHRONOUS;
   for (;;) {
-    ret = pf_emu_wait_once(r, tab, &key);
+    ret = pf_emu_wait_once(r, tab, &key, async);
     /* futex(2) restarts only untimed waits; futex_wait(2), the clean
      * call's model, restarts timed ones too (the deadline is absolute). */
     if (ret != -EINTR || (r->dl && (r->flags & PF_F_LEGACY)) || !pf_sig_restartable())
-      return ret;
-    if (pf_word_load(r->uaddr) != r->val)
-      return -EAGAIN;                                   /* (F) the restart re-reads it */
+      break;
+    if (pf_word_load(r->uaddr) != r->val) {
+      ret = -EAGAIN;                                    /* (F) the restart re-reads it */
+      break;
+    }
   }
+  if (async)
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);   /* a pending one acts here */
+  return ret;
 }
 
 int
