@@ -304,10 +304,11 @@ pf_waiter_claim(const struct pf_req *r, struct pf_table *tab, uintptr_t frame,
       w->frame = frame;
       t->depth = 1;
       if (PF_LIKELY(w->frame == frame && AO_int_load(&w->n.state) == PF_W_IDLE)) {
-        /* An asynchronous cancellation or a handler may strike between any
-         * two stores here and abandon the node (thread.c): its node is
-         * valid before its table says it is in use, in program order
-         * (w->node is &w->n at rest: set at birth and by every release). */
+        /* A signal handler may strike between any two stores here and
+         * abandon the node (thread.c; asynchronous cancellation is deferred
+         * here, see (X)): its node is valid before its table says it is in
+         * use, in program order (w->node is &w->n at rest: set at birth and
+         * by every release). */
         w->node = &w->n;
         AO_compiler_barrier();
         w->tab = tab;
