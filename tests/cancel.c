@@ -122,7 +122,10 @@ cw_body(struct cw *w)
   long r = -1;
   int e;
 
-  /* Everything but the call itself is done before the asynchronous window. */
+  /* Everything but the call itself is done before the asynchronous window.
+   * t0 before the absolute deadline is built from the clock: the wait may
+   * end 300 ms after that reading, not after a later one. */
+  w->t0 = pft_now_ns();
   if (w->kind == K_FUTEX_TIMED) {
     ts.tv_sec = w->timeout_ms / 1000;
     ts.tv_nsec = (w->timeout_ms % 1000) * 1000000L;
@@ -131,7 +134,6 @@ cw_body(struct cw *w)
     pft_timespec_add_ns(&ts, (long long)w->timeout_ms * 1000000LL);
   }
   w->tid = pft_gettid();
-  w->t0 = pft_now_ns();
   __atomic_store_n(&w->started, 1, __ATOMIC_SEQ_CST);
   if (w->async)
     pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);
