@@ -18,9 +18,10 @@
  *   ppc64      221    -       arch/powerpc/kernel/syscalls/syscall.tbl
  *   s390x      238    -       arch/s390/kernel/syscalls/syscall.tbl
  * Elsewhere: libc's SYS_futex (and SYS_futex_time64 if it has one), said so
- * by PF_ARCH_NAME.  Checked here on x86_64 and i386 only so far (the rows
- * for the other CPUs are checked when they are built: issue "every CPU
- * Debian builds for"). */
+ * by PF_ARCH_NAME.  Every row but ppc64 big-endian is checked by
+ * tests/linux_arch against the C library's headers for its CPU and against
+ * the kernel: x86_64 natively, the others in .ci/cross's builds under
+ * qemu-user (whose answers are the host kernel's, numbers translated). */
 #ifndef PF_LINUX_ARCH_H
 #define PF_LINUX_ARCH_H
 
