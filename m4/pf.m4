@@ -38,13 +38,10 @@ static void *f(void *a) { return a; }]], [[pthread_t t; pthread_create(&t, 0, f,
 # Sets AO_CFLAGS, AO_LIBS and pf_ao_how.
 AC_DEFUN([PF_LIBATOMIC_OPS], [
   AS_IF([test -n "${AO_CFLAGS+set}" && test -n "${AO_LIBS+set}"],
-    [pf_ao_given="AO_CFLAGS/AO_LIBS given ($AO_CFLAGS)"], [pf_ao_given=])
-  PKG_CHECK_MODULES([AO], [atomic_ops],
-    [pf_ao_how=$pf_ao_given
-     if test -z "$pf_ao_how"; then
-       pf_ao_ver=`$PKG_CONFIG --modversion atomic_ops 2>/dev/null`
-       pf_ao_how="pkg-config atomic_ops $pf_ao_ver${PKG_CONFIG_SYSROOT_DIR:+ (sysroot $PKG_CONFIG_SYSROOT_DIR)}"
-     fi], [
+    [pf_ao_how="AO_CFLAGS/AO_LIBS given (${AO_CFLAGS:-none})"],
+  [PKG_CHECK_MODULES([AO], [atomic_ops],
+    [pf_ao_ver=`$PKG_CONFIG --modversion atomic_ops 2>/dev/null`
+     pf_ao_how="pkg-config atomic_ops $pf_ao_ver${PKG_CONFIG_SYSROOT_DIR:+ (sysroot $PKG_CONFIG_SYSROOT_DIR)}"], [
     AC_CHECK_HEADER([atomic_ops.h], [], [AC_MSG_ERROR([libatomic_ops was not found.
 On Debian or Ubuntu install it with: apt-get install libatomic-ops-dev
 (or point PKG_CONFIG_PATH at its atomic_ops.pc, or set AO_CFLAGS and AO_LIBS)])])
@@ -52,7 +49,7 @@ On Debian or Ubuntu install it with: apt-get install libatomic-ops-dev
     save_LIBS=$LIBS
     AC_SEARCH_LIBS([AO_pause], [atomic_ops], [test "x$ac_cv_search_AO_pause" = "xnone required" || AO_LIBS=$ac_cv_search_AO_pause])
     LIBS=$save_LIBS
-    pf_ao_how="header check"])
+    pf_ao_how="header check"])])
   save_CFLAGS=$CFLAGS save_LIBS=$LIBS
   CFLAGS="$CFLAGS $AO_CFLAGS"
   m4_define([pf_ao_prog], [AC_LANG_PROGRAM([[#include <atomic_ops.h>
