@@ -267,9 +267,39 @@ pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl, int async)
   return st == PF_W_WAKING ? 0 : -EINTR;
 }
 
+/* AddressSanitizer does not see a cancellation that acted in a signal
+ * handler (during the park, (X)) unwind: the handler's frames never return,
+ * their poisoned shadow stays, and the cleanup handler's frame is made
+ * where they were (false stack-buffer-overflow reports).  Under it, a
+ * frame with no locals clears the shadow below itself first (as the
+ * sanitizer does after longjmp; its own __asan_handle_no_return trips on
+ * the same stale shadow), then the handler runs in a frame of its own. */
+#if defined(__SANITIZE_ADDRESS__)
+# define PF_ASAN 1
+#elif defined(__has_feature)
+# if __has_feature(address_sanitizer)
+#  define PF_ASAN 1
+# endif
+#endif
+#ifdef PF_ASAN
+# include <sanitizer/asan_interface.h>
+#endif
+
+static PF_NOINLINE void pf_wait_cancelled_run(void *arg);
+
 /* Cancellation or pthread_exit while this wait is in progress: end it. */
 static void
 pf_wait_cancelled(void *arg)
+{
+#ifdef PF_ASAN
+  uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+  __asan_unpoison_memory_region((void *)(here - 64 * 1024), 64 * 1024);
+#endif
+  pf_wait_cancelled_run(arg);
+}
+
+static PF_NOINLINE void
+pf_wait_cancelled_run(void *arg)
 {
   struct pf_waiter *w = arg;
   struct pf_thread *t = pf_self_peek();
