@@ -178,6 +178,7 @@ main(void)
 #ifdef FP_HAVE_SECCOMP
   static uint32_t word = 7;
   int st;
+  const char *no_filter;
 #endif
 
   if (!pft_backend_is_emu())
@@ -193,23 +194,8 @@ main(void)
 #ifndef FP_HAVE_SECCOMP
   skip_all("needs seccomp on x86");
 #else
-  {
-    /* Can a filter be installed here? (qemu-user refuses PR_SET_SECCOMP.) */
-    int cst;
-    pid_t pid = fork();
-    if (pid == 0) {
-      struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
-      struct sock_fprog ap;
-      ap.len = 1;
-      ap.filter = &allow;
-      prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-      _exit(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &ap, 0, 0) == 0 ? 0 : errno);
-    }
-    if (pid < 0 || waitpid(pid, &cst, 0) != pid || !WIFEXITED(cst) || WEXITSTATUS(cst) != 0)
-      skip_all("cannot install a seccomp filter here (%s)%s%s",
-               pid > 0 && WIFEXITED(cst) ? strerror(WEXITSTATUS(cst)) : "no child",
-               pft_emulator() ? ": under " : "", pft_emulator() ? pft_emulator() : "");
-  }
+  if ((no_filter = pft_seccomp_unavailable()) != NULL)
+    skip_all("cannot install a seccomp filter here (%s)", no_filter);
   plan(4);
   pft_watchdog(60);
 

@@ -149,6 +149,7 @@ main(int argc, char **argv)
   char *slash;
   ssize_t n;
   int e, i;
+  const char *no_filter;
 
   (void)argc;
   pft_watchdog(600);
@@ -161,18 +162,9 @@ main(int argc, char **argv)
   if ((slash = strrchr(dir, '/')) != NULL)
     *slash = '\0';
 
-  /* Can a filter be installed here at all? (A child tries.) */
-  {
-    int status;
-    pid_t pid = fork();
-    if (pid == 0)
-      _exit(install_filter(ENOSYS) == 0 ? 0 : errno);
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-      skip_all("cannot install a seccomp filter here (%s): under qemu-user every test "
-               "already runs on these fallbacks",
-               WIFEXITED(status) ? strerror(WEXITSTATUS(status)) : "child killed");
-  }
+  if ((no_filter = pft_seccomp_unavailable()) != NULL)
+    skip_all("cannot install a seccomp filter here (%s): under qemu-user every test "
+             "already runs on these fallbacks", no_filter);
   plan_lazy();
 
   for (e = 0; e < 2; e++) {

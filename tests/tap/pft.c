@@ -1,4 +1,7 @@
 /* pft.c - pfutex test helpers. */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
 #include "pft.h"
 
 #include <dirent.h>
@@ -11,6 +14,12 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
+#if defined(HAVE_LINUX_SECCOMP_H) && defined(HAVE_LINUX_FILTER_H) && defined(HAVE_SYS_PRCTL_H)
+# include <linux/filter.h>
+# include <linux/seccomp.h>
+# include <sys/prctl.h>
+#endif
 
 #define PFT_FUTEX_WAIT 0
 #define PFT_FUTEX_WAIT_BITSET 9
@@ -174,6 +183,33 @@ pft_emulator(void)
 {
   const char *e = getenv("PFUTEX_TEST_EMULATOR");
   return e && *e ? e : NULL;
+}
+
+const char *
+pft_seccomp_unavailable(void)
+{
+#if defined(HAVE_LINUX_SECCOMP_H) && defined(HAVE_LINUX_FILTER_H) && defined(HAVE_SYS_PRCTL_H)
+  static char why[256];
+  int st;
+  pid_t pid = fork();
+  if (pid == 0) {
+    struct sock_filter allow = BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
+    struct sock_fprog prog;
+    prog.len = 1;
+    prog.filter = &allow;
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
+      _exit(errno);
+    _exit(prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0) == 0 ? 0 : errno);
+  }
+  if (pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0)
+    return NULL;
+  snprintf(why, sizeof why, "%s%s%s",
+           pid > 0 && WIFEXITED(st) ? strerror(WEXITSTATUS(st)) : "no child",
+           pft_emulator() ? ", under " : "", pft_emulator() ? pft_emulator() : "");
+  return why;
+#else
+  return "no seccomp on this system";
+#endif
 }
 
 uint32_t

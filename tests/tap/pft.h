@@ -69,6 +69,11 @@ int pft_backend_is_emu(void);
  * why. */
 const char *pft_emulator(void);
 
+/* NULL when a seccomp filter can be installed here (a child tries one
+ * that allows everything); else why not ("Invalid argument", plus the
+ * emulator's name: qemu-user refuses PR_SET_SECCOMP). */
+const char *pft_seccomp_unavailable(void);
+
 /* 0 when the kernel's FUTEX_WAKE_OP stores the right value (1 + 1 = 2 in
  * this CPU's byte order); else the value it stored.  qemu-user hands the op
  * to the host's kernel, which applies it in the host's byte order: on a
