@@ -21,6 +21,39 @@ static const struct pf_backend *const pf_backend_table[] = {
 #ifdef PF_HAVE_PORT_SYSV
   &pf_backend_emu_sysv,
 #endif
+#ifdef PF_HAVE_PORT_FREEBSD
+  &pf_backend_emu_freebsd,
+#endif
+#ifdef PF_HAVE_PORT_DRAGONFLY
+  &pf_backend_emu_dragonfly,
+#endif
+#ifdef PF_HAVE_PORT_OPENBSD
+  &pf_backend_emu_openbsd,
+#endif
+#ifdef PF_HAVE_PORT_NETBSD
+  &pf_backend_emu_netbsd,
+#endif
+#ifdef PF_HAVE_PORT_DARWIN
+  &pf_backend_emu_darwin,
+#endif
+#ifdef PF_HAVE_PORT_WIN32
+  &pf_backend_emu_win32,
+#endif
+#ifdef PF_HAVE_SHIM_FREEBSD
+  &pf_backend_emu_freebsd_shim,
+#endif
+#ifdef PF_HAVE_SHIM_DRAGONFLY
+  &pf_backend_emu_dragonfly_shim,
+#endif
+#ifdef PF_HAVE_SHIM_OPENBSD
+  &pf_backend_emu_openbsd_shim,
+#endif
+#ifdef PF_HAVE_SHIM_NETBSD
+  &pf_backend_emu_netbsd_shim,
+#endif
+#ifdef PF_HAVE_SHIM_DARWIN
+  &pf_backend_emu_darwin_shim,
+#endif
 };
 #define PF_NBACKENDS (sizeof pf_backend_table / sizeof pf_backend_table[0])
 

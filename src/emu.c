@@ -36,3 +36,36 @@ PF_EMU_BACKEND(futex, pf_port_futex, "emu:futex")
 #ifdef PF_HAVE_PORT_SYSV
 PF_EMU_BACKEND(sysv, pf_port_sysv, "emu:sysv")
 #endif
+#ifdef PF_HAVE_PORT_FREEBSD
+PF_EMU_BACKEND(freebsd, pf_port_freebsd, "emu:freebsd")
+#endif
+#ifdef PF_HAVE_PORT_DRAGONFLY
+PF_EMU_BACKEND(dragonfly, pf_port_dragonfly, "emu:dragonfly")
+#endif
+#ifdef PF_HAVE_PORT_OPENBSD
+PF_EMU_BACKEND(openbsd, pf_port_openbsd, "emu:openbsd")
+#endif
+#ifdef PF_HAVE_PORT_NETBSD
+PF_EMU_BACKEND(netbsd, pf_port_netbsd, "emu:netbsd")
+#endif
+#ifdef PF_HAVE_PORT_DARWIN
+PF_EMU_BACKEND(darwin, pf_port_darwin, "emu:darwin")
+#endif
+#ifdef PF_HAVE_PORT_WIN32
+PF_EMU_BACKEND(win32, pf_port_win32, "emu:win32")
+#endif
+#ifdef PF_HAVE_SHIM_FREEBSD
+PF_EMU_BACKEND(freebsd_shim, pf_port_freebsd_shim, "emu:freebsd-shim")
+#endif
+#ifdef PF_HAVE_SHIM_DRAGONFLY
+PF_EMU_BACKEND(dragonfly_shim, pf_port_dragonfly_shim, "emu:dragonfly-shim")
+#endif
+#ifdef PF_HAVE_SHIM_OPENBSD
+PF_EMU_BACKEND(openbsd_shim, pf_port_openbsd_shim, "emu:openbsd-shim")
+#endif
+#ifdef PF_HAVE_SHIM_NETBSD
+PF_EMU_BACKEND(netbsd_shim, pf_port_netbsd_shim, "emu:netbsd-shim")
+#endif
+#ifdef PF_HAVE_SHIM_DARWIN
+PF_EMU_BACKEND(darwin_shim, pf_port_darwin_shim, "emu:darwin-shim")
+#endif

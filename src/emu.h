@@ -71,6 +71,20 @@ struct pf_port {
 
 extern const struct pf_port pf_port_futex;
 extern const struct pf_port pf_port_sysv;
+/* The other OSes' ports (ports/<os>/park.c), and the same sources built
+ * against tests/shims/<os>/ (a model of the OS call on Linux; configure
+ * --enable-test-shims) as pf_port_<os>_shim, named "<os>-shim". */
+extern const struct pf_port pf_port_freebsd;
+extern const struct pf_port pf_port_dragonfly;
+extern const struct pf_port pf_port_openbsd;
+extern const struct pf_port pf_port_netbsd;
+extern const struct pf_port pf_port_darwin;
+extern const struct pf_port pf_port_win32;
+extern const struct pf_port pf_port_freebsd_shim;
+extern const struct pf_port pf_port_dragonfly_shim;
+extern const struct pf_port pf_port_openbsd_shim;
+extern const struct pf_port pf_port_netbsd_shim;
+extern const struct pf_port pf_port_darwin_shim;
 extern const struct pf_port *pf_emu_port;   /* the active port, set once at init */
 
 /* ---- Node references ---------------------------------------------------- */

@@ -150,6 +150,17 @@ pf_backend_get(void)
 extern const struct pf_backend pf_backend_linux;
 extern const struct pf_backend pf_backend_emu_futex;
 extern const struct pf_backend pf_backend_emu_sysv;
+extern const struct pf_backend pf_backend_emu_freebsd;
+extern const struct pf_backend pf_backend_emu_dragonfly;
+extern const struct pf_backend pf_backend_emu_openbsd;
+extern const struct pf_backend pf_backend_emu_netbsd;
+extern const struct pf_backend pf_backend_emu_darwin;
+extern const struct pf_backend pf_backend_emu_win32;
+extern const struct pf_backend pf_backend_emu_freebsd_shim;
+extern const struct pf_backend pf_backend_emu_dragonfly_shim;
+extern const struct pf_backend pf_backend_emu_openbsd_shim;
+extern const struct pf_backend pf_backend_emu_netbsd_shim;
+extern const struct pf_backend pf_backend_emu_darwin_shim;
 
 /* WAKE_OP arithmetic (src/wake_op.c), as Linux's futex_atomic_op_inuser:
  * pf_wakeop_valid_op: 1 if the op field is SET..XOR, else 0 (-> ENOSYS, no

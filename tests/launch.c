@@ -122,8 +122,10 @@ main(int argc, char **argv)
     size_t i;
     snprintf(name, sizeof name, "%s", b);
     for (i = 0; name[i]; i++)
-      if (name[i] == '-')
-        name[i] = ':';
+      if (name[i] == '-') {
+        name[i] = ':';        /* the first only: "emu-freebsd-shim" is "emu:freebsd-shim" */
+        break;
+      }
     setenv("PFUTEX_BACKEND", name, 1);
     setenv("PFUTEX_TEST_EXPECT_BACKEND", name, 1);
   }
