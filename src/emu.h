@@ -54,6 +54,9 @@ struct pf_parker {               /* process-local */
   int cnt, cnt_next;             /* sysv: its consumption counter before and after
                                     the pending park (see ports/sysv/park.c) */
   int cnt_armed;                 /* sysv: the counter when this wait was armed */
+#ifdef _WIN32
+  void *sem;                     /* win32: this record's named semaphore (HANDLE) */
+#endif
 };
 
 struct pf_port {

@@ -26,6 +26,17 @@ int pf_os_shared_key_check(const void *p);
 /* Is process pid alive?  Region liveness (src/shm.c): 1 alive (or not
  * ours to signal), 0 gone.  POSIX: kill(pid, 0), on every host so far (a
  * port whose OS needs another answer replaces this one). */
+#ifdef _WIN32
+/* Windows: OpenProcess + a zero wait on the process (ports/win32/os.c). */
+int pf_os_pid_alive(int pid);
+/* Windows: regions' named objects (ports/win32/os.c): map the pagefile-
+ * backed mapping for region name `name`, creating it (create: fails with
+ * -EEXIST when it exists) or opening it (-ENOENT when none): 0, *mapp and
+ * *lenp (the object's size), or -errno. */
+int pf_win32_shm_map(const char *name, int create, uint64_t len, void **mapp, size_t *lenp);
+/* Does the object for region name `name` exist (some process maps it)? */
+int pf_win32_shm_exists(const char *name);
+#else
 #include <signal.h>
 static inline int
 pf_os_pid_alive(int pid)
@@ -37,5 +48,6 @@ pf_os_pid_alive(int pid)
   errno = saved;
   return alive;
 }
+#endif
 
 #endif

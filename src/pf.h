@@ -12,6 +12,9 @@
 # include "config.h"
 #endif
 
+#ifdef _WIN32
+# include "posix.h"    /* Windows: the POSIX names src/ uses (ports/win32/posix.h) */
+#endif
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -46,6 +46,26 @@
 #include <time.h>
 #include <unistd.h>
 
+#ifdef _WIN32
+/* Windows: a named region is a named pagefile-backed file mapping,
+ * "Local\pfutex-region-<name>" (ports/win32/os.c, pf_win32_shm_map),
+ * created with its size in one call.  Such an object lives as long as a
+ * process maps it: "unlink" cannot remove a name that is still mapped, and
+ * the last close removes it (README, Windows).  pfutex_region_unlink
+ * answers 0 when the object exists, ENOENT when none does.  Attach tables
+ * are named after the file's device and inode, which Windows' fstat does
+ * not give: pfutex_region_attach fails with ENOTSUP there. */
+static int
+pf_w32_shm_unlink(const char *name)
+{
+  if (pf_win32_shm_exists(name))
+    return 0;
+  errno = ENOENT;
+  return -1;
+}
+# define shm_unlink pf_w32_shm_unlink
+#endif
+
 volatile AO_t pf_regions[PF_REGIONS_MAX];
 volatile AO_t pf_regions_n;
 static pthread_mutex_t pf_regions_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -555,6 +575,69 @@ pf_fail_null(int err)
   return NULL;
 }
 
+#ifdef _WIN32
+/* Windows: create (O_EXCL) or open the named mapping for `name` (see the
+ * top of this file), then as below: 0 and *mapp, *lenp, *g; or -errno. */
+static int
+pf_region_shm(const char *name, int oflag, mode_t mode, const pfutex_region_attr_t *attr,
+              size_t size, int kind, void **mapp, size_t *lenp, struct pf_geom *g, int *createdp)
+{
+  int ret, tries;
+  struct pf_rgn_hdr *h;
+
+  (void)mode;                             /* Local\ objects: the session's ACL */
+  *createdp = 0;
+  if (oflag & O_CREAT) {
+    struct pf_geom want;
+    if ((ret = pf_geom_from_attr(attr, size, kind != PF_RGN_ATTACH, &want)) < 0) {
+      if (oflag & O_EXCL)
+        return ret;
+      int gret = ret;
+      if ((ret = pf_win32_shm_map(name, 0, 0, mapp, lenp)) < 0)
+        return ret == -ENOENT ? gret : ret;
+      goto opened;
+    }
+    ret = pf_win32_shm_map(name, 1, want.total, mapp, lenp);
+    if (ret == 0) {
+      *g = want;
+      ((struct pf_rgn_hdr *)*mapp)->init_pid = (uint32_t)getpid();
+      PF_CRASH("region_creating");
+      pf_layout_init(*mapp, g, kind);
+      *createdp = 1;
+      return 0;
+    }
+    if (ret != -EEXIST || (oflag & O_EXCL))
+      return ret;
+  }
+  if ((ret = pf_win32_shm_map(name, 0, 0, mapp, lenp)) < 0)
+    return ret;
+opened:
+  /* Wait (bounded) for its creator to finish the layout. */
+  h = *mapp;
+  for (tries = 0;; tries++) {
+    if ((ret = pf_layout_check(h, (uint64_t)*lenp, g)) == 0)
+      break;
+    if (ret != -EINVAL || AO_int_load(&h->magic) != 0
+        || (h->init_pid != 0 && !pf_os_pid_alive((int)h->init_pid)) || tries == 5000) {
+      munmap(*mapp, *lenp);
+      return ret == -EINVAL && AO_int_load(&h->magic) == 0 ? -ENOTRECOVERABLE : ret;
+    }
+    {
+      struct timespec ms = { 0, 1000000 };
+      nanosleep(&ms, NULL);
+    }
+  }
+  if (kind != PF_RGN_ATTACH && size != 0 && (uint64_t)size > g->user_size) {
+    munmap(*mapp, *lenp);
+    return -EINVAL;
+  }
+  if ((kind == PF_RGN_ATTACH) != (h->kind == PF_RGN_ATTACH)) {
+    munmap(*mapp, *lenp);
+    return -EINVAL;
+  }
+  return 0;
+}
+#else
 /* Wait (bounded) for an object someone else is creating to be ready. */
 static int
 pf_region_wait_ready(int fd, struct stat *st, void **mapp, struct pf_geom *g)
@@ -664,6 +747,8 @@ opened:
   return 0;
 }
 
+#endif
+
 pfutex_region_t *
 pfutex_region_open_attr(const char *name, size_t size, int oflag, mode_t mode,
                         const pfutex_region_attr_t *attr)
@@ -735,6 +820,10 @@ pfutex_region_anon(size_t size)
 static int
 pf_attach_name(int fd, char *buf, size_t len, struct stat *st)
 {
+#ifdef _WIN32
+  (void)fd; (void)buf; (void)len; (void)st;
+  return -ENOTSUP;                          /* no inode numbers: see the top of this file */
+#endif
   if (fstat(fd, st) != 0)
     return -errno;
   if (!S_ISREG(st->st_mode))
