@@ -1,0 +1,202 @@
+/* os.c - the Windows OS layer: what src/ asks of POSIX, answered with
+ * Win32 calls (declarations: ports/win32/posix.h, ports/win32/include/
+ * sys/mman.h, src/os.h).
+ *
+ *   kill(pid, 0)        OpenProcess + WaitForSingleObject(h, 0) (src/os.h's
+ *                       pf_os_pid_alive is the same test)
+ *   kill(self, SIGKILL) TerminateProcess (the crash points)
+ *   sysconf             GetSystemInfo: dwPageSize, dwNumberOfProcessors
+ *   mmap (anonymous)    CreateFileMapping(INVALID_HANDLE_VALUE) +
+ *                       MapViewOfFile; munmap: UnmapViewOfFile
+ *   regions' objects    pf_win32_shm_map: named pagefile-backed mappings
+ *                       "Local\pfutex-region-<name>" (see src/shm.c's
+ *                       Windows block for the lifetime this gives)
+ */
+#include "os.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <windows.h>
+
+int
+pf_os_pid_alive(int pid)
+{
+  HANDLE h;
+  DWORD r;
+  int alive;
+  if (pid <= 0)
+    return 0;
+  if ((DWORD)pid == GetCurrentProcessId())
+    return 1;
+  h = OpenProcess(SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)pid);
+  if (!h)
+    /* ERROR_ACCESS_DENIED: it exists but is not ours to open (kill(2)'s
+     * EPERM); ERROR_INVALID_PARAMETER: no such process. */
+    return GetLastError() == ERROR_ACCESS_DENIED;
+  /* A process that has exited but whose object is still held by a handle
+   * somewhere is signalled: gone.  (GetExitCodeProcess's STILL_ACTIVE
+   * would misread a process that exited with status 259.) */
+  r = WaitForSingleObject(h, 0);
+  alive = r == WAIT_TIMEOUT;
+  CloseHandle(h);
+  return alive;
+}
+
+int
+pf_win32_kill(int pid, int sig)
+{
+  if (sig == 0) {
+    if (pf_os_pid_alive(pid))
+      return 0;
+    errno = ESRCH;
+    return -1;
+  }
+  if (sig == SIGKILL) {
+    HANDLE h = (DWORD)pid == GetCurrentProcessId() ? GetCurrentProcess()
+               : OpenProcess(PROCESS_TERMINATE, FALSE, (DWORD)pid);
+    if (!h || !TerminateProcess(h, 128 + SIGKILL)) {
+      errno = h ? EPERM : ESRCH;
+      return -1;
+    }
+    return 0;
+  }
+  errno = EINVAL;
+  return -1;
+}
+
+long
+pf_win32_sysconf(int name)
+{
+  SYSTEM_INFO si;
+  GetSystemInfo(&si);
+  switch (name) {
+  case _SC_PAGESIZE:
+    return (long)si.dwPageSize;
+  case _SC_NPROCESSORS_CONF:
+  case _SC_NPROCESSORS_ONLN:
+    return (long)si.dwNumberOfProcessors;
+  }
+  errno = EINVAL;
+  return -1;
+}
+
+/* A view of a new pagefile-backed mapping (named: create it, failing with
+ * EEXIST if it exists). */
+static void *
+pf_win32_map_new(const char *name, uint64_t len, int *err)
+{
+  HANDLE h = CreateFileMappingA(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE,
+                                (DWORD)(len >> 32), (DWORD)len, name);
+  void *p;
+  if (!h) {
+    *err = GetLastError() == ERROR_INVALID_NAME ? EINVAL : ENOMEM;
+    return NULL;
+  }
+  if (name && GetLastError() == ERROR_ALREADY_EXISTS) {
+    CloseHandle(h);
+    *err = EEXIST;
+    return NULL;
+  }
+  p = MapViewOfFile(h, FILE_MAP_ALL_ACCESS, 0, 0, (SIZE_T)len);
+  /* The view keeps the mapping object (and its name) alive. */
+  CloseHandle(h);
+  if (!p)
+    *err = ENOMEM;
+  return p;
+}
+
+void *
+pf_win32_mmap(void *addr, size_t len, int prot, int flags, int fd, long long off)
+{
+  void *p;
+  int err = 0;
+  (void)addr; (void)prot;
+  if (!(flags & MAP_ANONYMOUS) || fd != -1 || off != 0 || len == 0) {
+    errno = ENOSYS;                 /* files are never mapped on Windows */
+    return MAP_FAILED;
+  }
+  if (!(p = pf_win32_map_new(NULL, len, &err))) {
+    errno = err;
+    return MAP_FAILED;
+  }
+  return p;
+}
+
+int
+pf_win32_munmap(void *addr, size_t len)
+{
+  (void)len;
+  if (!UnmapViewOfFile(addr)) {
+    errno = EINVAL;
+    return -1;
+  }
+  return 0;
+}
+
+/* The object name for a region name: "Local\pfutex-region-" + the name,
+ * backslashes (the namespace separator) replaced by '_'. */
+static int
+pf_win32_region_name(const char *name, char *buf, size_t n)
+{
+  size_t i, pre;
+  int w = snprintf(buf, n, "Local\\pfutex-region-");
+  if (w < 0)
+    return -EINVAL;
+  pre = (size_t)w;
+  if (strlen(name) + pre + 1 > n || strlen(name) + pre + 1 > MAX_PATH)
+    return -ENAMETOOLONG;
+  for (i = 0; name[i]; i++)
+    buf[pre + i] = name[i] == '\\' ? '_' : name[i];
+  buf[pre + i] = 0;
+  return 0;
+}
+
+int
+pf_win32_shm_map(const char *name, int create, uint64_t len, void **mapp, size_t *lenp)
+{
+  char obj[MAX_PATH + 1];
+  int ret, err = 0;
+  if ((ret = pf_win32_region_name(name, obj, sizeof obj)) < 0)
+    return ret;
+  if (create) {
+    if (!(*mapp = pf_win32_map_new(obj, len, &err)))
+      return -err;
+    *lenp = (size_t)len;
+    return 0;
+  } else {
+    MEMORY_BASIC_INFORMATION mi;
+    HANDLE h = OpenFileMappingA(FILE_MAP_ALL_ACCESS, FALSE, obj);
+    void *p;
+    if (!h) {
+      DWORD e = GetLastError();
+      return e == ERROR_FILE_NOT_FOUND ? -ENOENT : e == ERROR_ACCESS_DENIED ? -EACCES : -EINVAL;
+    }
+    p = MapViewOfFile(h, FILE_MAP_ALL_ACCESS, 0, 0, 0);
+    CloseHandle(h);
+    if (!p)
+      return -ENOMEM;
+    /* The object's size: the view's (a multiple of the page size, as every
+     * region's total is; src/shm.c checks it against the header). */
+    if (VirtualQuery(p, &mi, sizeof mi) != sizeof mi) {
+      UnmapViewOfFile(p);
+      return -EINVAL;
+    }
+    *mapp = p;
+    *lenp = (size_t)mi.RegionSize;
+    return 0;
+  }
+}
+
+int
+pf_win32_shm_exists(const char *name)
+{
+  char obj[MAX_PATH + 1];
+  HANDLE h;
+  if (pf_win32_region_name(name, obj, sizeof obj) < 0)
+    return 0;
+  if (!(h = OpenFileMappingA(FILE_MAP_READ, FALSE, obj)))
+    return GetLastError() == ERROR_ACCESS_DENIED;
+  CloseHandle(h);
+  return 1;
+}
