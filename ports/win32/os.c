@@ -9,8 +9,9 @@
  *   mmap (anonymous)    CreateFileMapping(INVALID_HANDLE_VALUE) +
  *                       MapViewOfFile; munmap: UnmapViewOfFile
  *   regions' objects    pf_win32_shm_map: named pagefile-backed mappings
- *                       "Local\pfutex-region-<name>" (see src/shm.c's
- *                       Windows block for the lifetime this gives)
+ *                       "Local\pfutex-region-<name>", whose handle stays
+ *                       open until munmap (see src/shm.c's Windows block
+ *                       for the lifetime this gives)
  */
 #include "os.h"
 
@@ -81,8 +82,49 @@ pf_win32_sysconf(int name)
   return -1;
 }
 
+/* A named object's name lasts only while a HANDLE to it is open (a view
+ * keeps the memory, not the name): the handles of the named regions' views
+ * are kept here, closed by munmap.  (pfutex allows 64 regions per process;
+ * a region may be open more than once.) */
+#define PF_W32_NAMED_MAX 256
+static struct { void *addr; HANDLE h; } pf_w32_named[PF_W32_NAMED_MAX];
+static SRWLOCK pf_w32_named_lock = SRWLOCK_INIT;
+
+static int
+pf_w32_named_add(void *addr, HANDLE h)
+{
+  int i, ret = -EMFILE;
+  AcquireSRWLockExclusive(&pf_w32_named_lock);
+  for (i = 0; i < PF_W32_NAMED_MAX; i++)
+    if (!pf_w32_named[i].addr) {
+      pf_w32_named[i].addr = addr;
+      pf_w32_named[i].h = h;
+      ret = 0;
+      break;
+    }
+  ReleaseSRWLockExclusive(&pf_w32_named_lock);
+  return ret;
+}
+
+static HANDLE
+pf_w32_named_take(void *addr)
+{
+  HANDLE h = NULL;
+  int i;
+  AcquireSRWLockExclusive(&pf_w32_named_lock);
+  for (i = 0; i < PF_W32_NAMED_MAX; i++)
+    if (pf_w32_named[i].addr == addr) {
+      h = pf_w32_named[i].h;
+      pf_w32_named[i].addr = NULL;
+      pf_w32_named[i].h = NULL;
+      break;
+    }
+  ReleaseSRWLockExclusive(&pf_w32_named_lock);
+  return h;
+}
+
 /* A view of a new pagefile-backed mapping (named: create it, failing with
- * EEXIST if it exists). */
+ * EEXIST if it exists, and keep its handle for munmap to close). */
 static void *
 pf_win32_map_new(const char *name, uint64_t len, int *err)
 {
@@ -99,10 +141,19 @@ pf_win32_map_new(const char *name, uint64_t len, int *err)
     return NULL;
   }
   p = MapViewOfFile(h, FILE_MAP_ALL_ACCESS, 0, 0, (SIZE_T)len);
-  /* The view keeps the mapping object (and its name) alive. */
-  CloseHandle(h);
-  if (!p)
+  if (!p) {
+    CloseHandle(h);
     *err = ENOMEM;
+    return NULL;
+  }
+  if (!name) {
+    CloseHandle(h);                 /* anonymous: the view keeps the memory */
+  } else if (pf_w32_named_add(p, h) < 0) {
+    UnmapViewOfFile(p);
+    CloseHandle(h);
+    *err = EMFILE;
+    return NULL;
+  }
   return p;
 }
 
@@ -126,11 +177,14 @@ pf_win32_mmap(void *addr, size_t len, int prot, int flags, int fd, long long off
 int
 pf_win32_munmap(void *addr, size_t len)
 {
+  HANDLE h;
   (void)len;
   if (!UnmapViewOfFile(addr)) {
     errno = EINVAL;
     return -1;
   }
+  if ((h = pf_w32_named_take(addr)) != NULL)
+    CloseHandle(h);                 /* the last one removes the name */
   return 0;
 }
 
@@ -173,13 +227,19 @@ pf_win32_shm_map(const char *name, int create, uint64_t len, void **mapp, size_t
       return e == ERROR_FILE_NOT_FOUND ? -ENOENT : e == ERROR_ACCESS_DENIED ? -EACCES : -EINVAL;
     }
     p = MapViewOfFile(h, FILE_MAP_ALL_ACCESS, 0, 0, 0);
-    CloseHandle(h);
-    if (!p)
+    if (!p) {
+      CloseHandle(h);
       return -ENOMEM;
+    }
+    if (pf_w32_named_add(p, h) < 0) {
+      UnmapViewOfFile(p);
+      CloseHandle(h);
+      return -EMFILE;
+    }
     /* The object's size: the view's (a multiple of the page size, as every
      * region's total is; src/shm.c checks it against the header). */
     if (VirtualQuery(p, &mi, sizeof mi) != sizeof mi) {
-      UnmapViewOfFile(p);
+      pf_win32_munmap(p, 0);
       return -EINVAL;
     }
     *mapp = p;
