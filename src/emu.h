@@ -56,6 +56,8 @@ struct pf_parker {               /* process-local */
   int cnt_armed;                 /* sysv: the counter when this wait was armed */
 #ifdef _WIN32
   void *sem;                     /* win32: this record's named semaphore (HANDLE) */
+  unsigned int sleeper;          /* win32: the thread asleep on it in the OS, else 0
+                                    (for the tests: ports/win32/park.c) */
 #endif
 };
 

@@ -120,6 +120,26 @@ pf_w32_ms(const struct pf_deadline *dl, DWORD *ms)
   return 0;
 }
 
+/* For the tests (tests/tap/pft.c: "is that thread asleep?", which Linux
+ * answers from /proc): the id of the thread asleep on this parker, else
+ * 0.  Two stores per OS sleep. */
+int pf_win32_thread_parked(unsigned long tid);
+int
+pf_win32_thread_parked(unsigned long tid)
+{
+  unsigned int c, r, l;
+  for (c = 0; c < PF_CHUNKS_MAX; c++) {
+    struct pf_thread *chunk = pf_chunks[c];
+    if (!chunk)
+      break;
+    for (r = 0; r < PF_CHUNK; r++)
+      for (l = 0; l < PF_NEST_MAX; l++)
+        if (AO_int_load(&chunk[r].nodes[l].parker.sleeper) == tid)
+          return 1;
+  }
+  return 0;
+}
+
 static int
 pf_w32_park(struct pf_parker *p, struct pf_park *k, int shared, const struct pf_deadline *dl)
 {
@@ -133,12 +153,14 @@ pf_w32_park(struct pf_parker *p, struct pf_park *k, int shared, const struct pf_
       return 0;
     if (pf_w32_ms(dl, &ms) < 0)
       return -ETIMEDOUT;
+    AO_int_store(&p->sleeper, (unsigned int)GetCurrentThreadId());
     if (shared) {
       (void)WaitForSingleObject((HANDLE)p->sem, ms);
     } else {
       uint32_t zero = 0;
       (void)WaitOnAddress(word, &zero, sizeof zero, ms);
     }
+    AO_int_store(&p->sleeper, 0);
     /* Whatever it returned (a wake, a mismatch, spuriously, a timeout):
      * the word and the deadline decide. */
   }
