@@ -5,8 +5,12 @@
 # In a cross build, PF_TEST_EMULATOR (e.g. qemu-aarch64-static) runs the
 # launcher and PF_TEST_LD_PREFIX becomes QEMU_LD_PREFIX (both from
 # configure, passed by make); the programs the launcher and the tests exec
-# run through binfmt_misc.
+# run through binfmt_misc.  Windows builds (EXEEXT .exe) run under wine:
+# the programs are tests/NAME.exe, and PF_TEST_WINEPATH names the
+# directories of the DLLs they need (mingw-w64's libwinpthread-1.dll,
+# libgcc_s_seh-1.dll), set as WINEPATH.
 set -e
+exe=${EXEEXT:-}
 out=$1
 dir=${out%/*}
 name=${out##*/}; name=${name%.tb}
@@ -20,10 +24,11 @@ q() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
   echo 'here=$(cd "$(dirname "$0")/../.." && pwd)'
   if [ -n "${PF_TEST_EMULATOR:-}" ]; then
     echo "PFUTEX_TEST_EMULATOR=$(q "$PF_TEST_EMULATOR"); export PFUTEX_TEST_EMULATOR"
-    [ -z "${PF_TEST_LD_PREFIX:-}" ] || echo "QEMU_LD_PREFIX=$(q "$PF_TEST_LD_PREFIX"); export QEMU_LD_PREFIX"
-    echo "exec \$PFUTEX_TEST_EMULATOR \"\$here/tests/launch\" $backend \"\$here/tests/$name\" \"\$@\""
+    [ -z "${PF_TEST_LD_PREFIX:-}" ] || [ -n "$exe" ] || echo "QEMU_LD_PREFIX=$(q "$PF_TEST_LD_PREFIX"); export QEMU_LD_PREFIX"
+    [ -z "${PF_TEST_WINEPATH:-}" ] || echo "WINEPATH=$(q "$PF_TEST_WINEPATH")\${WINEPATH:+;\$WINEPATH}; export WINEPATH"
+    echo "exec \$PFUTEX_TEST_EMULATOR \"\$here/tests/launch$exe\" $backend \"\$here/tests/$name$exe\" \"\$@\""
   else
-    echo "exec \"\$here/tests/launch\" $backend \"\$here/tests/$name\" \"\$@\""
+    echo "exec \"\$here/tests/launch$exe\" $backend \"\$here/tests/$name$exe\" \"\$@\""
   fi
 } > "$out.tmp"
 chmod +x "$out.tmp"
