@@ -17,7 +17,20 @@
 #include <string.h>
 #include <unistd.h>
 
+#ifdef _WIN32
+/* Windows: no exec (mingw's execv starts the program and returns at once,
+ * exiting the launcher before the test ends): run the test with
+ * _spawnv(_P_WAIT) and return its exit status.  Environment: _putenv_s. */
+# include <process.h>
+static int
+setenv(const char *n, const char *v, int overwrite)
+{
+  (void)overwrite;
+  return _putenv_s(n, v) == 0 ? 0 : -1;
+}
+#else
 #include "arch.h"
+#endif
 
 #if defined(HAVE_LINUX_SECCOMP_H) && defined(HAVE_LINUX_FILTER_H) && defined(HAVE_SYS_PRCTL_H)
 # include <linux/audit.h>
@@ -55,7 +68,7 @@ refuse_syscalls(const int *nrs, int n)
 static int
 preload_nosys(const char *self, const int *nrs, int n)
 {
-#if PF_ARCH_SYSCALL_INSN
+#if defined(_WIN32) || PF_ARCH_SYSCALL_INSN
   (void)self; (void)nrs; (void)n;
   return -1;
 #else
@@ -129,7 +142,17 @@ main(int argc, char **argv)
     setenv("PFUTEX_BACKEND", name, 1);
     setenv("PFUTEX_TEST_EXPECT_BACKEND", name, 1);
   }
+#ifdef _WIN32
+  {
+    intptr_t st;
+    fflush(stdout);
+    st = _spawnv(_P_WAIT, argv[2], (const char *const *)(argv + 2));
+    if (st != -1)
+      return (int)st;
+  }
+#else
   execv(argv[2], argv + 2);
+#endif
   if (errno == ENOEXEC && getenv("PFUTEX_TEST_EMULATOR"))
     printf("Bail out! cannot run %s: %s: a cross build's tests exec other test programs; "
            "register %s with binfmt_misc (Debian: qemu-user-static and binfmt-support)\n",
