@@ -7,16 +7,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
+#ifdef _WIN32
+# include <fcntl.h>
+# include <io.h>
+# include <process.h>
+#else
+# include <sys/syscall.h>
+# include <sys/wait.h>
+#endif
 
 #include "pft.h"
 
 static int
 kernel_has_futex2(void)
 {
+#ifdef _WIN32
+  return 0;
+#else
   uint32_t w = 0;
   return syscall(454, &w, 0xfffffffful, 0, 2 | 128) == 0;
+#endif
 }
 
 static char *self_path;
@@ -31,6 +41,35 @@ check_unknown(const char *name)
   char buf[256] = "", want[128];
   ssize_t n;
 
+#ifdef _WIN32
+  /* Windows: no fork; the child is spawned (CreateProcess) with its
+   * standard output on the pipe and PFUTEX_BACKEND set in the environment
+   * it inherits, both restored afterwards. */
+  {
+    char old[128] = "";
+    const char *o = getenv("PFUTEX_BACKEND");
+    int saved;
+    if (o)
+      snprintf(old, sizeof old, "%s", o);
+    if (_pipe(fds, 4096, _O_BINARY) != 0)
+      sysbail("pipe");
+    fflush(stdout);
+    saved = _dup(1);
+    _dup2(fds[1], 1);
+    _putenv_s("PFUTEX_BACKEND", name);
+    pid = (pid_t)_spawnl(_P_NOWAIT, self_path, self_path, "--child", (char *)NULL);
+    _dup2(saved, 1);
+    close(saved);
+    _putenv_s("PFUTEX_BACKEND", old);
+    close(fds[1]);
+    n = pid == (pid_t)-1 ? 0 : read(fds[0], buf, sizeof buf - 1);
+    if (n > 0)
+      buf[n] = 0;
+    close(fds[0]);
+    if (pid != (pid_t)-1)
+      _cwait(&status, (intptr_t)pid, 0);
+  }
+#else
   if (pipe(fds) != 0)
     sysbail("pipe");
   pid = fork();
@@ -46,6 +85,7 @@ check_unknown(const char *name)
     buf[n] = 0;
   close(fds[0]);
   waitpid(pid, &status, 0);
+#endif
   snprintf(want, sizeof want, "NULL -1 %d -1 %d -1 %d -1 %d", ENOSYS, ENOSYS, ENOSYS, ENOSYS);
   is_string(want, buf, "PFUTEX_BACKEND=%s: no backend, every call ENOSYS", name);
 }

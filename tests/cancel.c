@@ -538,6 +538,18 @@ main(void)
   deferred_case(&dwords[4], K_FUTEX_TIMED, 0);
   deferred_case(&dwords[5], K_CLEAN_TIMED, 1);
 
+#ifdef _WIN32
+  /* Windows (winpthreads): asynchronous cancellation redirects the thread's
+   * context (SuspendThread/SetThreadContext), which takes effect only when
+   * a thread asleep in the OS (WaitOnAddress, a semaphore) returns to user
+   * mode: it never ends a sleeping waiter. */
+  (void)kind; (void)sh; (void)awords;
+  {
+    int i;
+    for (i = 0; i < K_NKINDS * 2 * 6 + 3 + SW_WORDS; i++)
+      skip("Windows: asynchronous cancellation cannot end a thread asleep in the OS (winpthreads)");
+  }
+#else
   /* (b) */
   for (kind = 0; kind < K_NKINDS; kind++)
     for (sh = 0; sh < 2; sh++)
@@ -545,5 +557,6 @@ main(void)
 
   /* (c) */
   stress();
+#endif
   return 0;
 }

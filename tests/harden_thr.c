@@ -237,11 +237,26 @@ main(void)
     sysbail("pthread_key_create");
   plan(2 * 2 * 2 * 4 + 1 + 1);
   pft_watchdog(60);
+#ifdef _WIN32
+  /* Windows (winpthreads): asynchronous cancellation takes effect only when
+   * a thread asleep in the OS returns to user mode: it never ends a
+   * sleeping waiter (see tests/cancel.c). */
+  for (async = 0; async < 1; async++)
+    for (timed = 0; timed < 2; timed++)
+      for (flags = 0; flags <= PRIV; flags += PRIV)
+        case_cancel(async, timed, flags);
+  {
+    int i;
+    for (i = 0; i < 2 * 2 * 4 + 1; i++)
+      skip("Windows: asynchronous cancellation cannot end a thread asleep in the OS (winpthreads)");
+  }
+#else
   for (async = 0; async < 2; async++)
     for (timed = 0; timed < 2; timed++)
       for (flags = 0; flags <= PRIV; flags += PRIV)
         case_cancel(async, timed, flags);
   case_cancel_storm();
+#endif
   case_thread_exit();
   return 0;
 }

@@ -1,5 +1,6 @@
 /* region_exec: futex ops on a named region between unrelated processes:
- * the test forks and execs tests/region_peer, which opens the region by
+ * the test forks and execs tests/region_peer (Windows: _spawnv, i.e.
+ * CreateProcess, of tests/region_peer.exe; see tests/region_util.h), which opens the region by
  * name itself (its own mapping, its own pfutex state, the backend from the
  * inherited PFUTEX_BACKEND) and reports through the region's memory and its
  * exit status (protocol: region_peer.h).
@@ -29,6 +30,11 @@
 #include "region_peer.h"
 
 #define NWAITERS 3
+#ifdef _WIN32
+# define PEER_NAME "region_peer.exe"
+#else
+# define PEER_NAME "region_peer"
+#endif
 
 static char peer_path[PATH_MAX];
 static char rname[64];
@@ -53,11 +59,11 @@ find_peer(const char *argv0)
 {
   const char *top = getenv("PFUTEX_TOP_BUILDDIR");
   if (top && *top) {
-    snprintf(peer_path, sizeof peer_path, "%s/tests/region_peer", top);
+    snprintf(peer_path, sizeof peer_path, "%s/tests/" PEER_NAME, top);
   } else {
     const char *slash = strrchr(argv0, '/');
     int dirlen = slash ? (int)(slash - argv0) : 1;
-    snprintf(peer_path, sizeof peer_path, "%.*s/../tests/region_peer", dirlen, slash ? argv0 : ".");
+    snprintf(peer_path, sizeof peer_path, "%.*s/../tests/" PEER_NAME, dirlen, slash ? argv0 : ".");
   }
   if (access(peer_path, X_OK) != 0)
     bail("helper program %s: %s", peer_path, strerror(errno));
@@ -69,17 +75,14 @@ peer_start(int slot, const char *a0, const char *a1, const char *a2, const char 
            const char *a4, const char *a5)
 {
   char slotbuf[16];
+  char *argv[] = { peer_path, rname, slotbuf, (char *)a0, (char *)a1, (char *)a2, (char *)a3,
+                   (char *)a4, (char *)a5, NULL };
   pid_t pid;
   memset(&slots[slot], 0, sizeof slots[slot]);
   slots[slot].ret = -2;
   snprintf(slotbuf, sizeof slotbuf, "%d", slot);
-  fflush(stdout);
-  if ((pid = fork()) < 0)
+  if ((pid = ru_spawn(peer_path, argv)) < 0)
     sysbail("fork");
-  if (pid == 0) {
-    execl(peer_path, peer_path, rname, slotbuf, a0, a1, a2, a3, a4, a5, (char *)NULL);
-    _exit(127);
-  }
   return pid;
 }
 
@@ -273,6 +276,9 @@ main(int argc, char **argv)
   if (!(rg = pfutex_region_open(rname, RP_SIZE, O_RDWR | O_CREAT | O_EXCL, 0600)))
     sysbail("pfutex_region_open");
   atexit(cleanup);
+#ifdef _WIN32
+  ru_w32_region = rg;
+#endif
   base = pfutex_region_addr(rg);
   slots = (struct rp_slot *)(void *)(base + RP_CTL_OFF);
 

@@ -51,6 +51,9 @@ main(int argc, char **argv)
   }
   if (pfutex_region_size(rg) < RP_SIZE)
     return 4;
+#ifdef _WIN32
+  ru_w32_region = rg;
+#endif
   base = pfutex_region_addr(rg);
   s = (struct rp_slot *)(void *)(base + RP_CTL_OFF) + slot;
   b = pfutex_backend();
@@ -58,7 +61,7 @@ main(int argc, char **argv)
 
   if (strcmp(role, "wake") == 0) {
     /* wake the test once it sleeps */
-    if (ru_wait_asleep(getppid(), getppid(), &s->test_started, NULL) != 0)
+    if (ru_wait_asleep(ru_parent_pid(), ru_parent_pid(), &s->test_started, NULL) != 0)
       return 5;
   }
   __atomic_store_n(&s->started, 1, __ATOMIC_SEQ_CST);

@@ -7,6 +7,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef _WIN32
+# include <fcntl.h>
+# include <io.h>
+/* Windows: TAP lines end in "\n", not the C runtime's text-mode "\r\n"
+ * (the TAP driver would not see the plan), and stdout is unbuffered
+ * (msvcrt has no line buffering: _IOLBF is full buffering there). */
+__attribute__((constructor)) static void
+tap_w32_stdout(void)
+{
+  _setmode(_fileno(stdout), _O_BINARY);
+  setvbuf(stdout, NULL, _IONBF, 0);
+}
+#endif
 
 static pthread_mutex_t tap_mu = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long tap_planned, tap_run, tap_fails;
@@ -32,7 +45,9 @@ tap_finish(void)
 static void
 tap_start(void)
 {
+#ifndef _WIN32
   setvbuf(stdout, NULL, _IOLBF, 0);
+#endif
   tap_pid = getpid();
   atexit(tap_finish);
 }

@@ -13,8 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
+#ifdef _WIN32
+# include <windows.h>
+/* ports/win32/park.c (linked into the tests with the library's core): is
+ * Windows thread tid asleep in a park (WaitOnAddress or its semaphore)? */
+int pf_win32_thread_parked(unsigned long tid);
+#else
+# include <sys/syscall.h>
+# include <sys/wait.h>
+#endif
 #if defined(HAVE_LINUX_SECCOMP_H) && defined(HAVE_LINUX_FILTER_H) && defined(HAVE_SYS_PRCTL_H)
 # include <linux/filter.h>
 # include <linux/seccomp.h>
@@ -32,7 +39,7 @@ static void *
 pft_watchdog_main(void *arg)
 {
   struct timespec ts;
-  __atomic_store_n(&pft_watchdog_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
+  __atomic_store_n(&pft_watchdog_tid, pft_gettid(), __ATOMIC_SEQ_CST);
   ts.tv_sec = (time_t)(uintptr_t)arg;
   ts.tv_nsec = 0;
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
@@ -48,24 +55,75 @@ pft_watchdog(unsigned int seconds)
 {
   pthread_t t;
   const char *scale = getenv("PFUTEX_TEST_TIMEOUT_SCALE");
+#ifndef _WIN32
   sigset_t all, old;
+#endif
   if (scale && atoi(scale) > 0)
     seconds *= (unsigned int)atoi(scale);
   pft_watchdog_secs = seconds;
+#ifdef _WIN32
+  /* Windows: no signals to keep away from it; a thread like the others. */
+  if (pthread_create(&t, NULL, pft_watchdog_main, (void *)(uintptr_t)seconds) != 0)
+    sysbail("watchdog thread");
+#else
   /* The watchdog must not take the tests' signals. */
   sigfillset(&all);
   pthread_sigmask(SIG_SETMASK, &all, &old);
   if (pthread_create(&t, NULL, pft_watchdog_main, (void *)(uintptr_t)seconds) != 0)
     sysbail("watchdog thread");
   pthread_sigmask(SIG_SETMASK, &old, NULL);
+#endif
   pthread_detach(t);
   /* Return once it sleeps: a fork right after this must not copy a lock
    * (ASan's allocator, say) the new thread holds while it starts. */
   while (!__atomic_load_n(&pft_watchdog_tid, __ATOMIC_SEQ_CST))
     sched_yield();
+#ifndef _WIN32                 /* no fork on Windows; and it sleeps in no park */
   pft_wait_asleep(__atomic_load_n(&pft_watchdog_tid, __ATOMIC_SEQ_CST));
+#endif
 }
 
+#ifdef _WIN32
+/* Windows: no /proc.  A thread's id is GetCurrentThreadId(); "asleep" means
+ * asleep in a park of the win32 port (pf_win32_thread_parked), the only
+ * sleeps the tests wait for; other states are unknown ('?').  The process
+ * itself (tid 0) is 'R' while it exists. */
+pid_t
+pft_gettid(void)
+{
+  return (pid_t)GetCurrentThreadId();
+}
+
+int
+pft_task_state(pid_t pid, pid_t tid)
+{
+  if (pid && (DWORD)pid != GetCurrentProcessId())
+    return -1;
+  if (!tid)
+    return 'R';
+  return pf_win32_thread_parked((unsigned long)tid) ? 'S' : '?';
+}
+
+int
+pft_wait_asleep(pid_t tid)
+{
+  /* Two consecutive samples parked; about 15 s at most (the watchdogs
+   * fire before that). */
+  int seen = 0;
+  long tries;
+  for (tries = 0; tries < 75000; tries++) {
+    if (pf_win32_thread_parked((unsigned long)tid)) {
+      if (++seen >= 2)
+        return 0;
+    } else {
+      seen = 0;
+    }
+    sched_yield();
+    usleep(200);
+  }
+  return -1;
+}
+#else
 pid_t
 pft_gettid(void)
 {
@@ -117,6 +175,16 @@ pft_wait_asleep(pid_t tid)
   }
 }
 
+#endif /* !_WIN32 */
+
+#ifdef _WIN32
+void
+pft_install(int sig, void (*fn)(int), int flags)
+{
+  (void)fn; (void)flags;
+  bail("pft_install(%d): no POSIX signal handlers on Windows", sig);
+}
+#else
 void
 pft_install(int sig, void (*fn)(int), int flags)
 {
@@ -128,10 +196,14 @@ pft_install(int sig, void (*fn)(int), int flags)
   if (sigaction(sig, &sa, NULL) != 0)
     sysbail("sigaction");
 }
+#endif
 
 void
 pft_settle_threads(void)
 {
+#ifdef _WIN32
+  return;                      /* no fork on Windows */
+#else
   DIR *d = opendir("/proc/self/task");
   struct dirent *e;
   pid_t self = pft_gettid();
@@ -143,6 +215,7 @@ pft_settle_threads(void)
       pft_wait_asleep(t);
   }
   closedir(d);
+#endif
 }
 
 const char *
@@ -188,7 +261,7 @@ pft_emulator(void)
 const char *
 pft_seccomp_unavailable(void)
 {
-#if defined(HAVE_LINUX_SECCOMP_H) && defined(HAVE_LINUX_FILTER_H) && defined(HAVE_SYS_PRCTL_H)
+#if defined(HAVE_LINUX_SECCOMP_H) && defined(HAVE_LINUX_FILTER_H) && defined(HAVE_SYS_PRCTL_H) && !defined(_WIN32)
   static char why[256];
   int st;
   pid_t pid = fork();
