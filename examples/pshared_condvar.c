@@ -23,6 +23,16 @@
  *
  * Sizes are fixed and small enough for every backend (a few seconds under
  * emulation on a loaded machine). */
+#ifdef _WIN32
+/* _WIN32: skipped (no Windows equivalent of what it tests). */
+#include "basic.h"
+int
+main(void)
+{
+  skip_all("Windows: needs fork() (the example shares an anonymous region with forked children)");
+  return 0;
+}
+#else
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE 1
 #endif
@@ -316,3 +326,4 @@ main(void)
      "mutexes unlocked at the end, region closes");
   return 0;
 }
+#endif /* !_WIN32 */

@@ -30,6 +30,16 @@
  * FUTEX_PRIVATE_FLAG), as it must be for the processes to see each
  * other's waits.  The workers inherit the environment, so they run on the
  * parent's backend (PFUTEX_BACKEND). */
+#ifdef _WIN32
+/* _WIN32: skipped (no Windows equivalent of what it tests). */
+#include "basic.h"
+int
+main(void)
+{
+  skip_all("Windows: needs fork() + exec of itself (the example's workers)");
+  return 0;
+}
+#else
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE 1
 #endif
@@ -272,3 +282,4 @@ main(int argc, char **argv)
      "the name is gone (ENOENT), the region still closes");
   return 0;
 }
+#endif /* !_WIN32 */

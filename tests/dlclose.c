@@ -10,6 +10,16 @@
  * through dlsym'd pointers: this program's own static copy of the engine
  * (the test helpers link it) is never called.  No shared library (a
  * static-only build): skipped. */
+#ifdef _WIN32
+/* _WIN32: skipped (no Windows equivalent of what it tests). */
+#include "basic.h"
+int
+main(void)
+{
+  skip_all("Windows: needs dlopen/dlclose of the shared library and fork()");
+  return 0;
+}
+#else
 #include <dlfcn.h>
 #include <errno.h>
 #include <limits.h>
@@ -194,3 +204,4 @@ main(int argc, char **argv)
   }
   return 0;
 }
+#endif /* !_WIN32 */

@@ -24,6 +24,16 @@
  *     exited, as many new threads park on the parkers they freed, and under
  *     emu:sysv one more fails with ENOMEM again (the pool is full again).
  *     Skipped in a build whose library has no such variable. */
+#ifdef _WIN32
+/* _WIN32: skipped (no Windows equivalent of what it tests). */
+#include "basic.h"
+int
+main(void)
+{
+  skip_all("Windows: needs fork(), /proc and SysV semaphore limits");
+  return 0;
+}
+#else
 #ifdef HAVE_CONFIG_H
 # include "config.h"
 #endif
@@ -514,3 +524,4 @@ main(void)
   ex_case_library_limit(sysv);
   return 0;
 }
+#endif /* !_WIN32 */

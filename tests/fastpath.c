@@ -3,6 +3,16 @@
  * wake.c).  A forked child runs them under a seccomp filter that traps every
  * system call but exit/exit_group/rt_sigreturn, and exits with the number of
  * traps.  A control child makes one raw syscall to show the filter counts. */
+#ifdef _WIN32
+/* _WIN32: skipped (no Windows equivalent of what it tests). */
+#include "basic.h"
+int
+main(void)
+{
+  skip_all("Windows: needs seccomp and fork() (counts system calls on the fast paths)");
+  return 0;
+}
+#else
 #ifdef HAVE_CONFIG_H
 # include "config.h"
 #endif
@@ -217,3 +227,4 @@ main(void)
   return 0;
 #endif
 }
+#endif /* !_WIN32 */

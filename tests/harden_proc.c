@@ -9,6 +9,16 @@
  *      private IPC namespace) and the library's own (white-box).
  * Linux is the reference: there, and under emu:futex, nothing is
  * allocated and every wait works. */
+#ifdef _WIN32
+/* _WIN32: skipped (no Windows equivalent of what it tests). */
+#include "basic.h"
+int
+main(void)
+{
+  skip_all("Windows: needs fork(), exec and /proc");
+  return 0;
+}
+#else
 #ifdef HAVE_CONFIG_H
 # include "config.h"   /* _GNU_SOURCE: unshare, CLONE_NEWIPC */
 #endif
@@ -315,3 +325,4 @@ main(int argc, char **argv)
   case_library_limit();
   return 0;
 }
+#endif /* !_WIN32 */

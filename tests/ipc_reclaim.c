@@ -18,6 +18,16 @@
  *
  * Modes used by the exec routes: PROG --noop (_exit at once) and
  * PROG --one-wait (park once, then _exit). */
+#ifdef _WIN32
+/* _WIN32: skipped (no Windows equivalent of what it tests). */
+#include "basic.h"
+int
+main(void)
+{
+  skip_all("Windows: needs fork(), exec, /proc and SysV IPC");
+  return 0;
+}
+#else
 #ifdef HAVE_CONFIG_H
 # include "config.h"
 #endif
@@ -338,3 +348,4 @@ main(int argc, char **argv)
     diag("    %d sets left", end);
   return 0;
 }
+#endif /* !_WIN32 */

@@ -15,6 +15,16 @@
  *
  * Where no filter can be installed (qemu-user refuses PR_SET_SECCOMP) the
  * test skips: there the whole suite already runs on these fallbacks. */
+#ifdef _WIN32
+/* _WIN32: skipped (no Windows equivalent of what it tests). */
+#include "basic.h"
+int
+main(void)
+{
+  skip_all("Windows: needs seccomp, fork() and /proc");
+  return 0;
+}
+#else
 #ifdef HAVE_CONFIG_H
 # include "config.h"
 #endif
@@ -234,3 +244,4 @@ main(void)
   skip_all("needs Linux seccomp");
 }
 #endif
+#endif /* !_WIN32 */

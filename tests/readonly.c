@@ -29,6 +29,16 @@
  * signal; a hang dies of SIGALRM), except under ThreadSanitizer, which
  * cannot fork a threaded process: there each call runs in the test process.
  * The kernel's reference calls run in the test process. */
+#ifdef _WIN32
+/* _WIN32: skipped (no Windows equivalent of what it tests). */
+#include "basic.h"
+int
+main(void)
+{
+  skip_all("Windows: needs fork() and mprotect'ed private pages (POSIX memory faults)");
+  return 0;
+}
+#else
 #ifdef HAVE_CONFIG_H
 # include "config.h"
 #endif
@@ -551,3 +561,4 @@ main(void)
 }
 
 #endif
+#endif /* !_WIN32 */

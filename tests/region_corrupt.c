@@ -46,6 +46,16 @@
  * timing is not replayed).  PFT_HANG_GDB=1 prints the stack of a call that
  * hung (gdb -p), a debugging aid.  Minimal reproductions of what it found:
  * repro/region_corrupt_repro.c. */
+#ifdef _WIN32
+/* _WIN32: skipped (no Windows equivalent of what it tests). */
+#include "basic.h"
+int
+main(void)
+{
+  skip_all("Windows: needs fork() (each corruption runs in a child)");
+  return 0;
+}
+#else
 #ifdef HAVE_CONFIG_H
 # include "config.h"
 #endif
@@ -1144,3 +1154,4 @@ main(void)
   rc_named();
   return 0;
 }
+#endif /* !_WIN32 */

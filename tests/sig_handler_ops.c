@@ -22,6 +22,16 @@
  * counts nobody.  Linux is the reference.
  *
  * Optional argument: a variant number (1..4), to run only that one. */
+#ifdef _WIN32
+/* _WIN32: skipped (no Windows equivalent of what it tests). */
+#include "basic.h"
+int
+main(void)
+{
+  skip_all("Windows: needs POSIX signals (pfutex calls from signal handlers)");
+  return 0;
+}
+#else
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
@@ -541,3 +551,4 @@ main(int argc, char **argv)
       run_variant(v);
   return 0;
 }
+#endif /* !_WIN32 */
