@@ -62,9 +62,14 @@ check_unknown(const char *name)
     close(saved);
     _putenv_s("PFUTEX_BACKEND", old);
     close(fds[1]);
-    n = pid == (pid_t)-1 ? 0 : read(fds[0], buf, sizeof buf - 1);
-    if (n > 0)
-      buf[n] = 0;
+    /* (the child's stdout is unbuffered: read to the end) */
+    {
+      size_t got = 0;
+      while (pid != (pid_t)-1 && got < sizeof buf - 1
+             && (n = read(fds[0], buf + got, (unsigned)(sizeof buf - 1 - got))) > 0)
+        got += (size_t)n;
+      buf[got] = 0;
+    }
     close(fds[0]);
     if (pid != (pid_t)-1)
       _cwait(&status, (intptr_t)pid, 0);

@@ -543,7 +543,7 @@ main(void)
    * context (SuspendThread/SetThreadContext), which takes effect only when
    * a thread asleep in the OS (WaitOnAddress, a semaphore) returns to user
    * mode: it never ends a sleeping waiter. */
-  (void)kind; (void)sh; (void)awords;
+  (void)kind; (void)sh; (void)awords; (void)async_case; (void)stress;
   {
     int i;
     for (i = 0; i < K_NKINDS * 2 * 6 + 3 + SW_WORDS; i++)

@@ -245,6 +245,7 @@ main(void)
     for (timed = 0; timed < 2; timed++)
       for (flags = 0; flags <= PRIV; flags += PRIV)
         case_cancel(async, timed, flags);
+  (void)case_cancel_storm;
   {
     int i;
     for (i = 0; i < 2 * 2 * 4 + 1; i++)
@@ -257,6 +258,14 @@ main(void)
         case_cancel(async, timed, flags);
   case_cancel_storm();
 #endif
+#ifdef _WIN32
+  /* winpthreads runs key destructors at DLL_THREAD_DETACH, under the loader
+   * lock: no new thread starts while one waits in a destructor (see
+   * tests/thread_exit.c), and this case needs one to. */
+  (void)case_thread_exit;
+  skip("Windows: no thread can start while another runs its key destructors (loader lock)");
+#else
   case_thread_exit();
+#endif
   return 0;
 }

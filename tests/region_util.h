@@ -44,9 +44,11 @@ static pid_t ru_w32_self __attribute__((unused));        /* this process's own i
 RU_FN int
 ru_wait_asleep(pid_t pid, pid_t tid, volatile int *started, volatile int *done)
 {
-  long tries;
+  /* Bounded by time, not by a count of polls: starting a process under
+   * wine takes seconds on a loaded machine, and its sleeps are coarse. */
+  long long end = pft_now_ns() + 30000000000LL;
   int seen = 0;
-  for (tries = 0; tries < 60000; tries++) {
+  while (pft_now_ns() < end) {
     if (done && __atomic_load_n(done, __ATOMIC_SEQ_CST))
       return -1;
     if (started && !__atomic_load_n(started, __ATOMIC_SEQ_CST)) {

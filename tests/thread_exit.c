@@ -16,6 +16,16 @@
  *  (c) K created by main before the process's first pfutex call.
  * Synchronisation is on thread state (asleep in the kernel), never on
  * sleeps; every wait for a flag is bounded so a lost wake is a failure. */
+#ifdef _WIN32
+/* _WIN32: skipped (see the reason). */
+#include "basic.h"
+int
+main(void)
+{
+  skip_all("Windows: winpthreads runs key destructors at DLL_THREAD_DETACH, under the loader lock: no new thread starts while one waits in a destructor (under wine 8.0 a thread created then started only after the destructor returned), and this test needs one to");
+  return 0;
+}
+#else
 #include <errno.h>
 #include <limits.h>
 #include <sched.h>
@@ -313,3 +323,4 @@ main(void)
   run_case("(c) key created before the first use", early, 0, 1, 10);
   return 0;
 }
+#endif /* !_WIN32 */
