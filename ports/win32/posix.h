@@ -97,6 +97,10 @@ sigaction(int sig, const struct sigaction *sa, struct sigaction *old)
 /* Signal masks: nothing to block; the old mask reads as empty (winpthreads'
  * own pthread_sigmask is a macro for 0 that leaves it unset). */
 #include <pthread.h>
+/* No fork: winpthreads' pthread_atfork is a macro for 0 that drops its
+ * arguments; this one uses them (no "defined but not used" handlers). */
+#undef pthread_atfork
+#define pthread_atfork(p, a, c) ((void)(p), (void)(a), (void)(c), 0)
 #undef pthread_sigmask
 static inline int
 pthread_sigmask(int how, const sigset_t *set, sigset_t *old)

@@ -5,7 +5,11 @@
 #include <stdarg.h>
 
 #if defined(__GNUC__)
-# define TAP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+# ifdef _WIN32   /* mingw-w64's C99 printf (__USE_MINGW_ANSI_STDIO): %zu, %lld */
+#  define TAP_PRINTF(f, a) __attribute__((format(gnu_printf, f, a)))
+# else
+#  define TAP_PRINTF(f, a) __attribute__((format(printf, f, a)))
+# endif
 # define TAP_NORETURN __attribute__((noreturn))
 #else
 # define TAP_PRINTF(f, a)
