@@ -20,7 +20,8 @@
  * waits on its semaphore with WaitForSingleObject and re-checks the word
  * after every return.  A count left over from a token the waiter saw in the
  * word without waiting (or a region's recovery unparking twice) is a
- * spurious wakeup of a later park, never a lost one; prepare drains them.
+ * spurious wakeup of a later park, never a lost one; a region park drains
+ * them before its first look at the word.
  *
  * Quirks normalised here for the engine's contract (src/emu.h):
  *  - WaitOnAddress returns TRUE on a wake, on a value mismatch, and
@@ -92,10 +93,6 @@ pf_w32_prepare(struct pf_parker *p, struct pf_park *k)
   int ret;
   if (PF_UNLIKELY(p->gen != pf_w32_gen) && (ret = pf_w32_setup(p)) < 0)
     return ret;
-  /* Counts from earlier tokens that the waiter took from the word without
-   * waiting: drop them (a late one is a spurious wakeup, absorbed). */
-  while (WaitForSingleObject((HANDLE)p->sem, 0) == WAIT_OBJECT_0)
-    ;
   k->id = p->id;
   k->num = p->num;
   AO_int_store(&k->word, 0);
@@ -147,6 +144,13 @@ pf_w32_park(struct pf_parker *p, struct pf_park *k, int shared, const struct pf_
 #ifdef PF_PORT_WRONG
   shared = 0;
 #endif
+  /* Counts left from earlier tokens that were taken from the word without
+   * waiting: drop them before the word is first checked (a count released
+   * after this check is this park's token, or a spurious wakeup).  Only
+   * region parks pay for it. */
+  if (shared)
+    while (WaitForSingleObject((HANDLE)p->sem, 0) == WAIT_OBJECT_0)
+      ;
   for (;;) {
     DWORD ms;
     if (AO_int_load_acquire(&k->word))
