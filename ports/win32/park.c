@@ -41,10 +41,14 @@
  *    winpthreads either (cancellation is deferred, acted on at
  *    cancellation points; this is none).
  *
- * PF_PORT_WRONG (testing only): regions park on WaitOnAddress too - the
- * plausible mistake of treating a region's slot like a private word; a wake
- * from another process then never arrives (collect's slices and the tests'
- * timeouts show it).
+ * PF_PORT_WRONG (testing only): believes the OS's timeouts - the remaining
+ * time is truncated to whole milliseconds and a timeout return (FALSE +
+ * ERROR_TIMEOUT, WAIT_TIMEOUT) is taken as the deadline having passed,
+ * without asking its clock: waits then end up to a millisecond early (and
+ * more where the OS's timer is coarse).  (Parking a region's slot on
+ * WaitOnAddress, the other plausible mistake, is masked by the engine's
+ * one-second region slices, wait.c (R): lost cross-process wakes only come
+ * late.)
  */
 #include "emu.h"
 
@@ -112,7 +116,11 @@ pf_w32_ms(const struct pf_deadline *dl, DWORD *ms)
   }
   if ((ret = pf_deadline_left(dl, &left)) < 0)
     return ret;
+#ifdef PF_PORT_WRONG
+  m = (uint64_t)left.tv_sec * 1000u + (uint64_t)left.tv_nsec / 1000000u;
+#else
   m = (uint64_t)left.tv_sec * 1000u + ((uint64_t)left.tv_nsec + 999999u) / 1000000u;
+#endif
   *ms = m >= (uint64_t)INFINITE - 1 ? INFINITE - 1 : (DWORD)m;
   return 0;
 }
@@ -141,9 +149,6 @@ static int
 pf_w32_park(struct pf_parker *p, struct pf_park *k, int shared, const struct pf_deadline *dl)
 {
   volatile uint32_t *word = &k->word;
-#ifdef PF_PORT_WRONG
-  shared = 0;
-#endif
   /* Counts left from earlier tokens that were taken from the word without
    * waiting: drop them before the word is first checked (a count released
    * after this check is this park's token, or a spurious wakeup).  Only
@@ -153,18 +158,24 @@ pf_w32_park(struct pf_parker *p, struct pf_park *k, int shared, const struct pf_
       ;
   for (;;) {
     DWORD ms;
+    int timedout;
     if (AO_int_load_acquire(&k->word))
       return 0;
     if (pf_w32_ms(dl, &ms) < 0)
       return -ETIMEDOUT;
     AO_int_store(&p->sleeper, (unsigned int)GetCurrentThreadId());
     if (shared) {
-      (void)WaitForSingleObject((HANDLE)p->sem, ms);
+      timedout = WaitForSingleObject((HANDLE)p->sem, ms) == WAIT_TIMEOUT;
     } else {
       uint32_t zero = 0;
-      (void)WaitOnAddress(word, &zero, sizeof zero, ms);
+      timedout = !WaitOnAddress(word, &zero, sizeof zero, ms) && GetLastError() == ERROR_TIMEOUT;
     }
     AO_int_store(&p->sleeper, 0);
+#ifdef PF_PORT_WRONG
+    if (timedout && !AO_int_load_acquire(&k->word))
+      return -ETIMEDOUT;
+#endif
+    (void)timedout;
     /* Whatever it returned (a wake, a mismatch, spuriously, a timeout):
      * the word and the deadline decide. */
   }
@@ -173,9 +184,6 @@ pf_w32_park(struct pf_parker *p, struct pf_park *k, int shared, const struct pf_
 static void
 pf_w32_unpark(struct pf_park *k, int shared)
 {
-#ifdef PF_PORT_WRONG
-  shared = 0;
-#endif
   if (shared) {
     /* k is untrusted shared memory: read the name's numbers before the
      * token is given (giving it is the last access to *k). */
