@@ -15,26 +15,30 @@
  *     CLOCK_REALTIME deadline sleeps at most a second at a time, so a
  *     change of the clock is noticed within a second.
  *   - A signal handler ends the wait with EINTR, or with ECANCELED when
- *     the signal's handler has SA_RESTART (futex.2; sys_futex.c maps the
- *     sleep's ERESTART to ECANCELED, since rev 1.5, 2018-04-24, so the
- *     wait is never restarted by the kernel; OpenBSD 6.2-6.3 mapped it to
- *     EINTR).  Both are -EINTR here: the engine decides about restarts
+ *     the signal's handler has SA_RESTART (futex.2; sys_futex.c
+ *     futex_wait maps the sleep's ERESTART to ECANCELED since 2018-04-24,
+ *     OpenBSD 6.4, so the wait is never restarted by the kernel; 6.2-6.3
+ *     mapped it to EINTR).  Both are -EINTR here: the engine decides about restarts
  *     (src/wait.c (F)).  So an untimed park may pass no timeout at all.
- *   - Errors: kernels (and futex.2) up to at least rev 1.5 of the manual
- *     (2019) returned the error number itself from FUTEX_WAIT (0 when
- *     woken); the current manual says -1 with errno.  A FUTEX_WAIT result
+ *   - Errors: the kernel up to at least sys_futex.c rev 1.9 (2018-08-30:
+ *     sys_futex sets *retval = error and returns 0) and futex.2 up to rev
+ *     1.5 (2019-01-18) give the error number itself as the return value of
+ *     FUTEX_WAIT (0 when woken), and so does the libc stub; the current
+ *     manual (man.openbsd.org) says -1 with errno.  A FUTEX_WAIT result
  *     is 0 or an error either way, so both are read: -1 means errno,
  *     anything else nonzero is the error number.  (Which release changed
  *     the convention: not confirmed.)
  *   - EAGAIN (the word is no longer 0) and spurious returns: loop and
  *     re-check the word.
  *
- * Process-shared futexes: since sys_futex.c rev 1.6 (2018-06-03, "Implement
- * process-shared futexes", OpenBSD 6.4) a futex without FUTEX_PRIVATE_FLAG
- * on a mapping that is a UVM object shared across fork (MAP_SHARED: files,
- * shm_open, anonymous shared memory) is keyed by (object, offset)
- * (futex_get), so a waker in another process finds the waiter.  Regions
- * therefore park here without FUTEX_PRIVATE_FLAG; the header that defines
+ * Process-shared futexes: since sys_futex.c's commit of 2018-06-03
+ * ("Implement process-shared futexes", OpenBSD 6.4) a futex without
+ * FUTEX_PRIVATE_FLAG on a mapping that is a UVM object shared across fork
+ * (MAP_SHARED: files, shm_open, anonymous shared memory) is keyed by
+ * (object, offset) (futex_get: the map entry must be an object with
+ * MAP_INHERIT_SHARE, which MAP_SHARED mappings have unless minherit(2)
+ * changed it: not confirmed in uvm_mmap.c), so a waker in another process
+ * finds the waiter.  Regions therefore park here without FUTEX_PRIVATE_FLAG; the header that defines
  * FUTEX_PRIVATE_FLAG (sys/sys/futex.h rev 1.2, same commit) is required.
  * Before 6.4 every futex was keyed by (address, pid): use the sysv port.
  */
