@@ -36,11 +36,19 @@ pf_host_table ()
     *)
       pf_host_family=posix;     pf_ports="sysv" ;;
   esac
+  # How each port parks a region's (process-shared) waiter.
   case $pf_host_family in
-    win32) pf_regions_note="win32: a named semaphore per waiting thread" ;;
-    linux) pf_regions_note="futex: shared futexes; sysv: semaphore sets" ;;
-    posix) pf_regions_note="sysv: semaphore sets" ;;
-    *)     pf_regions_note="$pf_host_family: the OS's shared wait; sysv: semaphore sets" ;;
+    linux)     pf_regions_note="futex: shared futexes" ;;
+    darwin)    pf_regions_note="darwin: UL_COMPARE_AND_WAIT_SHARED / OS_SYNC_WAIT_ON_ADDRESS_SHARED" ;;
+    dragonfly) pf_regions_note="dragonfly: umtx_sleep (keyed by physical page)" ;;
+    freebsd)   pf_regions_note="freebsd: UMTX_OP_WAIT_UINT / UMTX_OP_WAKE (shared)" ;;
+    netbsd)    pf_regions_note="netbsd: shared futexes (no FUTEX_PRIVATE_FLAG)" ;;
+    openbsd)   pf_regions_note="openbsd: shared futexes (OpenBSD 6.4+)" ;;
+    win32)     pf_regions_note="win32: a named semaphore per waiting thread" ;;
+    posix)     pf_regions_note="" ;;
+  esac
+  case $pf_ports in
+    *sysv*) pf_regions_note="${pf_regions_note:+$pf_regions_note; }sysv: semaphore sets" ;;
   esac
 }
 
