@@ -73,8 +73,8 @@ pf_dfly_prepare(struct pf_parker *p, struct pf_park *k)
   return 0;
 }
 
-/* The microseconds for one umtx_sleep: at most PF_DFLY_SLEEP_MAX, at least
- * 1; 0 and -ETIMEDOUT once dl has passed. */
+/* *us: the microseconds for the next umtx_sleep, 1 to PF_DFLY_SLEEP_MAX,
+ * from the time left on dl's own clock.  0, or -ETIMEDOUT once dl passed. */
 static int
 pf_dfly_timeout(const struct pf_deadline *dl, int *us)
 {
