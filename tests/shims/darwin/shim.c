@@ -51,7 +51,6 @@
  * constructor before any port runs: the newer calls are pointers, NULL
  * when hidden, as weak imports are on an older macOS. */
 #include "pf.h"
-#include "os.h"
 #include "sys.h"            /* ports/linux: pf_linux_futex */
 #include "shim.h"
 
@@ -93,6 +92,18 @@ pf_shim_darwin_mach_absolute_time(void)
   return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* Can the kernel read the word (a shared key: find its page)?  0 or
+ * EFAULT, without a signal: a Linux futex wait with a deadline already
+ * passed reads the word and returns at once. */
+static int
+pf_shim_darwin_readable(uint32_t *addr, int shared)
+{
+  static const struct timespec past = { 0, 0 };
+  long r = pf_linux_futex(addr, PF_OP_WAIT_BITSET | (shared ? 0 : PF_OP_PRIVATE_FLAG), 0, &past, 0,
+                          NULL, PFUTEX_BITSET_MATCH_ANY);
+  return r == -EFAULT ? EFAULT : 0;
+}
+
 /* ---- The one wait -------------------------------------------------------- */
 /* Sleep while *addr == value, keyed private or shared, until the absolute
  * CLOCK_MONOTONIC nanosecond `abs_ns` (0: forever).  0 (woken, mismatch,
@@ -103,7 +114,6 @@ pf_shim_darwin_wait(uint32_t *addr, uint64_t value, int shared, uint64_t abs_ns)
   /* Far enough that no machine reaches it, near enough for any time_t. */
   static const struct timespec never = { 0x7fffffff, 0 };
   struct timespec abs;
-  uint32_t cur;
   unsigned long n;
   long r;
   int op;
@@ -116,7 +126,7 @@ pf_shim_darwin_wait(uint32_t *addr, uint64_t value, int shared, uint64_t abs_ns)
     return EFAULT;                       /* copyin of a non-resident page */
   }
   /* The kernel reads the word (a shared op first finds its VM object). */
-  if (pf_os_copy_in(&cur, addr, sizeof cur) < 0)
+  if (pf_shim_darwin_readable(addr, shared))
     return shared ? EINVAL : EFAULT;
   if (value > UINT32_MAX)
     return 0;                            /* a 32-bit word never equals it */
@@ -221,11 +231,8 @@ pf_shim_darwin_wake(void *addr, int shared, int all)
     return EINVAL;
   if (!shared && ((uintptr_t)addr & 3))
     return ENOENT;                       /* nobody can wait there (wait refuses it) */
-  if (shared && ((uintptr_t)addr & 3)) {
-    uint32_t w;                          /* keyed by object: a mapped page is fine */
-    return pf_os_copy_in(&w, (char *)((uintptr_t)addr & ~(uintptr_t)3), sizeof w) < 0 ? EINVAL
-                                                                                       : ENOENT;
-  }
+  if (shared && ((uintptr_t)addr & 3))  /* keyed by object: a mapped page is fine */
+    return pf_shim_darwin_readable((uint32_t *)((uintptr_t)addr & ~(uintptr_t)3), 1) ? EINVAL : ENOENT;
   r = pf_linux_futex(addr, PF_OP_WAKE | (shared ? 0 : PF_OP_PRIVATE_FLAG), all ? INT_MAX : 1,
                      NULL, 0, NULL, 0);
   if (r > 0)
