@@ -61,7 +61,12 @@
 # ifdef PF_DARWIN_HAVE_OS_SYNC
 #  include <os/clock.h>
 #  include <os/os_sync_wait_on_address.h>
-/* Weak imports: absent (NULL) before macOS 14.4. */
+/* Weak imports: absent (NULL) before macOS 14.4.  pf_darwin_init's NULL
+ * checks are the availability guard clang cannot see. */
+#  ifdef __clang__
+#   pragma clang diagnostic ignored "-Wunguarded-availability"
+#   pragma clang diagnostic ignored "-Wunguarded-availability-new"
+#  endif
 extern __typeof__(os_sync_wait_on_address) os_sync_wait_on_address __attribute__((weak_import));
 extern __typeof__(os_sync_wait_on_address_with_timeout) os_sync_wait_on_address_with_timeout
   __attribute__((weak_import));
