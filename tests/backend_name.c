@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/syscall.h>
+#ifdef __linux__
+# include <sys/syscall.h>
+#endif
 #include <sys/wait.h>
 
 #include "pft.h"
@@ -15,8 +17,12 @@
 static int
 kernel_has_futex2(void)
 {
+#ifdef __linux__
   uint32_t w = 0;
   return syscall(454, &w, 0xfffffffful, 0, 2 | 128) == 0;
+#else
+  return 0;
+#endif
 }
 
 static char *self_path;

@@ -17,7 +17,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "arch.h"
+#ifdef __linux__
+# include "arch.h"
+#endif
 
 #if defined(HAVE_LINUX_SECCOMP_H) && defined(HAVE_LINUX_FILTER_H) && defined(HAVE_SYS_PRCTL_H)
 # include <linux/audit.h>

@@ -13,7 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/syscall.h>
+#ifdef __linux__
+# include <sys/syscall.h>
+#endif
 #include <sys/wait.h>
 #if defined(HAVE_LINUX_SECCOMP_H) && defined(HAVE_LINUX_FILTER_H) && defined(HAVE_SYS_PRCTL_H)
 # include <linux/filter.h>
@@ -32,7 +34,7 @@ static void *
 pft_watchdog_main(void *arg)
 {
   struct timespec ts;
-  __atomic_store_n(&pft_watchdog_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
+  __atomic_store_n(&pft_watchdog_tid, pft_gettid(), __ATOMIC_SEQ_CST);
   ts.tv_sec = (time_t)(uintptr_t)arg;
   ts.tv_nsec = 0;
   while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
@@ -69,7 +71,11 @@ pft_watchdog(unsigned int seconds)
 pid_t
 pft_gettid(void)
 {
+#ifdef __linux__
   return (pid_t)syscall(SYS_gettid);
+#else
+  return getpid();            /* elsewhere (a macOS build): no thread ids in /proc to look up */
+#endif
 }
 
 int
