@@ -7,12 +7,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __linux__
+# include <sys/syscall.h>
+#endif
 #ifdef _WIN32
 # include <fcntl.h>
 # include <io.h>
 # include <process.h>
 #else
-# include <sys/syscall.h>
 # include <sys/wait.h>
 #endif
 
@@ -21,11 +23,11 @@
 static int
 kernel_has_futex2(void)
 {
-#ifdef _WIN32
-  return 0;
-#else
+#ifdef __linux__
   uint32_t w = 0;
   return syscall(454, &w, 0xfffffffful, 0, 2 | 128) == 0;
+#else
+  return 0;
 #endif
 }
 

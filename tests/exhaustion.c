@@ -57,6 +57,17 @@ main(void)
 
 #include "pft.h"
 #include "pfutex/linux.h"
+#ifndef __linux__
+/* No IPC namespaces (a macOS build): the checks that need one skip. */
+# define CLONE_NEWIPC 0
+static int
+unshare(int flags)
+{
+  (void)flags;
+  errno = ENOSYS;
+  return -1;
+}
+#endif
 
 /* The sysv port's cap on its sets (white-box; absent without the port). */
 extern int pf_sysv_max_sets __attribute__((weak));

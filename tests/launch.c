@@ -28,8 +28,9 @@ setenv(const char *n, const char *v, int overwrite)
   (void)overwrite;
   return _putenv_s(n, v) == 0 ? 0 : -1;
 }
-#else
-#include "arch.h"
+#endif
+#ifdef __linux__
+# include "arch.h"
 #endif
 
 #if defined(HAVE_LINUX_SECCOMP_H) && defined(HAVE_LINUX_FILTER_H) && defined(HAVE_SYS_PRCTL_H)

@@ -13,13 +13,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __linux__
+# include <sys/syscall.h>
+#endif
 #ifdef _WIN32
 # include <windows.h>
 /* ports/win32/park.c (linked into the tests with the library's core): is
  * Windows thread tid asleep in a park (WaitOnAddress or its semaphore)? */
 int pf_win32_thread_parked(unsigned long tid);
 #else
-# include <sys/syscall.h>
 # include <sys/wait.h>
 #endif
 #if defined(HAVE_LINUX_SECCOMP_H) && defined(HAVE_LINUX_FILTER_H) && defined(HAVE_SYS_PRCTL_H)
@@ -127,7 +129,11 @@ pft_wait_asleep(pid_t tid)
 pid_t
 pft_gettid(void)
 {
+#ifdef __linux__
   return (pid_t)syscall(SYS_gettid);
+#else
+  return getpid();            /* elsewhere (a macOS build): no thread ids in /proc to look up */
+#endif
 }
 
 int

@@ -1,0 +1,184 @@
+/* park.c - the OpenBSD park port: one futex(2) per waiter node (its park
+ * word), "sleep while the word is 0", like ports/linux/park.c, with
+ * OpenBSD's own call (sources: openbsd/src lib/libc/sys/futex.2,
+ * sys/sys/futex.h, sys/kern/sys_futex.c):
+ *
+ *   int futex(volatile uint32_t *uaddr, int op, int val,
+ *             const struct timespec *timeout, volatile uint32_t *uaddr2);
+ *
+ * Quirks normalised here:
+ *   - Op numbers of its own (FUTEX_WAIT 1, FUTEX_WAKE 2; FUTEX_PRIVATE_FLAG
+ *     128), taken from <sys/futex.h>.
+ *   - FUTEX_WAIT's timeout is relative only (futex.2; the kernel turns it
+ *     into ticks, rounded up): each loop recomputes what is left of the
+ *     engine's absolute deadline on the deadline's own clock.  A
+ *     CLOCK_REALTIME deadline sleeps at most a second at a time, so a
+ *     change of the clock is noticed within a second.
+ *   - A signal handler ends the wait with EINTR, or with ECANCELED when
+ *     the signal's handler has SA_RESTART (futex.2; sys_futex.c
+ *     futex_wait maps the sleep's ERESTART to ECANCELED since 2018-04-24,
+ *     OpenBSD 6.4, so the wait is never restarted by the kernel; 6.2-6.3
+ *     mapped it to EINTR).  Both are -EINTR here: the engine decides about restarts
+ *     (src/wait.c (F)).  So an untimed park may pass no timeout at all.
+ *   - Errors: the kernel up to at least sys_futex.c rev 1.9 (2018-08-30:
+ *     sys_futex sets *retval = error and returns 0) and futex.2 up to rev
+ *     1.5 (2019-01-18) give the error number itself as the return value of
+ *     FUTEX_WAIT (0 when woken), and so does the libc stub; the current
+ *     manual (man.openbsd.org) says -1 with errno.  A FUTEX_WAIT result
+ *     is 0 or an error either way, so both are read: -1 means errno,
+ *     anything else nonzero is the error number.  (Which release changed
+ *     the convention: not confirmed.)
+ *   - EAGAIN (the word is no longer 0) and spurious returns: loop and
+ *     re-check the word.
+ *
+ * Process-shared futexes: since sys_futex.c's commit of 2018-06-03
+ * ("Implement process-shared futexes", OpenBSD 6.4) a futex without
+ * FUTEX_PRIVATE_FLAG on a mapping that is a UVM object shared across fork
+ * (MAP_SHARED: files, shm_open, anonymous shared memory) is keyed by
+ * (object, offset) (futex_get: the map entry must be an object with
+ * MAP_INHERIT_SHARE, which MAP_SHARED mappings have unless minherit(2)
+ * changed it: not confirmed in uvm_mmap.c), so a waker in another process
+ * finds the waiter.  Regions therefore park here without FUTEX_PRIVATE_FLAG; the header that defines
+ * FUTEX_PRIVATE_FLAG (sys/sys/futex.h rev 1.2, same commit) is required.
+ * Before 6.4 every futex was keyed by (address, pid): use the sysv port.
+ */
+#include "emu.h"
+
+#include <errno.h>
+#include <stdint.h>
+#include <time.h>
+
+#ifdef PF_SHIM
+# include "shim.h"             /* tests/shims/openbsd: the call, modelled on Linux */
+# define PF_PORT_VAR  pf_port_openbsd_shim
+# define PF_PORT_NAME "openbsd-shim"
+#else
+# include <sys/time.h>
+# include <sys/futex.h>
+# define PF_PORT_VAR  pf_port_openbsd
+# define PF_PORT_NAME "openbsd"
+#endif
+
+#ifndef FUTEX_PRIVATE_FLAG
+# error "OpenBSD before 6.4: futex(2) has no process-shared futexes; configure --with-ports=sysv"
+#endif
+
+static int
+pf_obsd_init(void)
+{
+  return 0;
+}
+
+static const unsigned int pf_obsd_gen = 1;    /* nothing to set up */
+
+static int
+pf_obsd_prepare(struct pf_parker *p, struct pf_park *k)
+{
+  p->gen = pf_obsd_gen;
+  AO_int_store(&k->word, 0);
+  return 0;
+}
+
+/* FUTEX_WAIT's outcome as an error number (0: woken or spurious), from
+ * either return convention (header comment). */
+static int
+pf_obsd_wait(uint32_t *word, int op, const struct timespec *rel)
+{
+  int r = futex(word, op | FUTEX_WAIT, 0, rel, NULL);
+  if (r == -1)
+    return errno;
+  return r;
+}
+
+static int
+pf_obsd_park(struct pf_parker *p, struct pf_park *k, int shared, const struct pf_deadline *dl)
+{
+  int op = shared ? 0 : FUTEX_PRIVATE_FLAG;
+  int saved = errno, ret;
+  (void)p;
+  for (;;) {
+    struct timespec left;
+    const struct timespec *rel = NULL;
+    int e;
+    if (AO_int_load_acquire(&k->word)) {
+      ret = 0;
+      break;
+    }
+    if (dl) {
+      /* Relative timeouts only: what is left of the deadline, now. */
+      if ((ret = pf_deadline_left(dl, &left)) < 0)
+        break;
+      if (dl->clock == PFUTEX_CLOCK_REALTIME && left.tv_sec >= 1) {
+        left.tv_sec = 1;                 /* follow changes of the clock */
+        left.tv_nsec = 0;
+      }
+      rel = &left;
+    }
+    e = pf_obsd_wait(&k->word, op, rel);
+    if (AO_int_load_acquire(&k->word)) {
+      ret = 0;
+      break;
+    }
+#ifdef PF_PORT_WRONG
+    /* The deliberate mistake: ECANCELED (a handler with SA_RESTART ran)
+     * taken for a hard error. */
+    if (e == ECANCELED) {
+      ret = -ECANCELED;
+      break;
+    }
+#endif
+    if (e == EINTR || e == ECANCELED) {
+      /* ECANCELED: a handler with SA_RESTART ran; the kernel does not
+       * restart the wait, and neither does the port (wait.c (F)). */
+      ret = -EINTR;
+      break;
+    }
+    if (e != 0 && e != EAGAIN && e != ETIMEDOUT) {
+      ret = -e;                          /* EFAULT, EINVAL: not ours to hide */
+      break;
+    }
+    /* 0 (spurious), EAGAIN (the word changed: seen above), ETIMEDOUT (the
+     * deadline is checked at the top, on its own clock): go round. */
+  }
+  errno = saved;
+  return ret;
+}
+
+/* The release store is the last access to *k; FUTEX_WAKE then only uses the
+ * address (a stale one causes at most a spurious wakeup). */
+static void
+pf_obsd_unpark(struct pf_park *k, int shared)
+{
+  int saved = errno;
+  AO_int_store_release(&k->word, 1);
+  (void)futex(&k->word, FUTEX_WAKE | (shared ? 0 : FUTEX_PRIVATE_FLAG), 1, NULL, NULL);
+  errno = saved;
+}
+
+/* The token is the word: taking it twice is harmless.  A region's: at
+ * most a slice of a second. */
+static void
+pf_obsd_collect(struct pf_parker *p, struct pf_park *k, int shared)
+{
+  static const struct timespec second = { 1, 0 };
+  for (;;) {
+    struct pf_deadline d;
+    const struct pf_deadline *dp = NULL;
+    if (shared && pf_deadline_from_rel(&d, &second) == 0)
+      dp = &d;
+    if (pf_obsd_park(p, k, shared, dp) == 0)
+      return;
+    if (dp)
+      return;                 /* a region's: a slice without the token (wait.c (R)) */
+  }
+}
+
+const struct pf_port PF_PORT_VAR = {
+  .name = PF_PORT_NAME,
+  .gen = &pf_obsd_gen,
+  .init = pf_obsd_init,
+  .prepare = pf_obsd_prepare,
+  .park = pf_obsd_park,
+  .unpark = pf_obsd_unpark,
+  .collect = pf_obsd_collect,
+};
