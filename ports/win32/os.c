@@ -8,6 +8,12 @@
  *   sysconf             GetSystemInfo: dwPageSize, dwNumberOfProcessors
  *   mmap (anonymous)    CreateFileMapping(INVALID_HANDLE_VALUE) +
  *                       MapViewOfFile; munmap: UnmapViewOfFile
+ *   src/os.h's memory  pf_os_copy_in: ReadProcessMemory on this process
+ *   answers             (FALSE, no exception, for an unreadable source:
+ *                       -EFAULT); pf_os_probe_write: VirtualQuery's
+ *                       protection of the page; pf_os_shared_key_check: the
+ *                       page must be committed and readable (Windows keys
+ *                       nothing by page: regions key by offset)
  *   regions' objects    pf_win32_shm_map: named pagefile-backed mappings
  *                       "Local\pfutex-region-<name>", whose handle stays
  *                       open until munmap (see src/shm.c's Windows block
@@ -19,6 +25,49 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <windows.h>
+
+int
+pf_os_copy_in(void *dst, const void *src, size_t n)
+{
+  SIZE_T got = 0;
+  if (pf_addr_unreadable(src))
+    return -EFAULT;
+  if (!ReadProcessMemory(GetCurrentProcess(), src, dst, n, &got) || got != n)
+    return -EFAULT;
+  return 0;
+}
+
+/* The protection of the page holding p: 0 when it is committed and not a
+ * guard or no-access page; *prot set. */
+static int
+pf_w32_page(const void *p, DWORD *prot)
+{
+  MEMORY_BASIC_INFORMATION mi;
+  if (VirtualQuery(p, &mi, sizeof mi) != sizeof mi || mi.State != MEM_COMMIT
+      || (mi.Protect & (PAGE_GUARD | PAGE_NOACCESS)) || mi.Protect == 0)
+    return -EFAULT;
+  *prot = mi.Protect & 0xff;
+  return 0;
+}
+
+int
+pf_os_probe_write(const void *p)
+{
+  DWORD prot;
+  if (pf_addr_unreadable(p) || pf_w32_page(p, &prot) < 0)
+    return -EFAULT;
+  return prot == PAGE_READWRITE || prot == PAGE_WRITECOPY || prot == PAGE_EXECUTE_READWRITE
+         || prot == PAGE_EXECUTE_WRITECOPY ? 0 : -EFAULT;
+}
+
+int
+pf_os_shared_key_check(const void *p)
+{
+  DWORD prot;
+  if (pf_addr_unreadable(p) || pf_w32_page(p, &prot) < 0)
+    return -EFAULT;
+  return 0;
+}
 
 int
 pf_os_pid_alive(int pid)
