@@ -5,6 +5,60 @@
  * or an object straddling into one it is -EFAULT, never a signal; errno is
  * kept; no descriptor is left open after 2000 copies; and a copy made with
  * every descriptor in use still works (the plain-copy fallback). */
+#ifdef _WIN32
+/* Windows: src/os_generic.c is not built (ports/win32/os.c answers
+ * src/os.h); this checks those answers instead, through the library's
+ * own pf_os_copy_in / pf_os_probe_write / pf_os_shared_key_check: a good
+ * copy arrives intact and keeps errno; the first page, a reserved but
+ * uncommitted page, a PAGE_NOACCESS page, a guard page and an object
+ * straddling into one give -EFAULT, never an exception; a read-only page
+ * is readable but fails the write probe. */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+#include "os.h"
+#include <windows.h>
+#include "pft.h"
+
+int
+main(void)
+{
+  SYSTEM_INFO si;
+  struct timespec src = { 12, 345678901 }, dst;
+  unsigned char *m;
+  DWORD old;
+  size_t pg;
+  int e;
+
+  plan(11);
+  GetSystemInfo(&si);
+  pg = si.dwPageSize;
+  /* four pages: committed read-write, read-only, no-access, reserved only */
+  m = VirtualAlloc(NULL, 4 * pg, MEM_RESERVE, PAGE_NOACCESS);
+  if (!m || !VirtualAlloc(m, 3 * pg, MEM_COMMIT, PAGE_READWRITE))
+    bail("VirtualAlloc");
+  memcpy(m + pg, &src, sizeof src);
+  if (!VirtualProtect(m + pg, pg, PAGE_READONLY, &old) || !VirtualProtect(m + 2 * pg, pg, PAGE_NOACCESS, &old))
+    bail("VirtualProtect");
+
+  errno = 1234;
+  memset(&dst, 0, sizeof dst);
+  e = pf_os_copy_in(&dst, &src, sizeof src);
+  ok(e == 0 && dst.tv_sec == 12 && dst.tv_nsec == 345678901, "a good copy arrives intact");
+  ok(errno == 1234, "errno is kept");
+  memset(&dst, 0, sizeof dst);
+  ok(pf_os_copy_in(&dst, m + pg, sizeof dst) == 0 && dst.tv_nsec == 345678901, "a read-only page is read");
+  is_int(-EFAULT, pf_os_copy_in(&dst, (void *)(uintptr_t)8, sizeof dst), "the first page: -EFAULT");
+  is_int(-EFAULT, pf_os_copy_in(&dst, m + 2 * pg, sizeof dst), "a PAGE_NOACCESS page: -EFAULT");
+  is_int(-EFAULT, pf_os_copy_in(&dst, m + 3 * pg, sizeof dst), "a reserved, uncommitted page: -EFAULT");
+  is_int(-EFAULT, pf_os_copy_in(&dst, m + 2 * pg - 8, sizeof dst), "an object straddling into a no-access page: -EFAULT");
+  is_int(0, pf_os_probe_write(m), "the write probe: a read-write page passes");
+  is_int(-EFAULT, pf_os_probe_write(m + pg), "a read-only page fails it");
+  is_int(-EFAULT, pf_os_shared_key_check(m + 3 * pg), "shared-key check: an uncommitted page fails");
+  is_int(0, pf_os_shared_key_check(m + pg), "a committed read-only page passes");
+  return 0;
+}
+#else
 #ifdef HAVE_CONFIG_H
 # include "config.h"
 #endif
@@ -93,3 +147,4 @@ main(void)
   munmap(m, page);
   return 0;
 }
+#endif /* !_WIN32 */

@@ -8,9 +8,10 @@
  *   sysconf             GetSystemInfo: dwPageSize, dwNumberOfProcessors
  *   mmap (anonymous)    CreateFileMapping(INVALID_HANDLE_VALUE) +
  *                       MapViewOfFile; munmap: UnmapViewOfFile
- *   src/os.h's memory  pf_os_copy_in: ReadProcessMemory on this process
- *   answers             (FALSE, no exception, for an unreadable source:
- *                       -EFAULT); pf_os_probe_write: VirtualQuery's
+ *   src/os.h's memory  pf_os_copy_in: VirtualQuery of the pages, then
+ *   answers             ReadProcessMemory on this process (FALSE, no
+ *                       exception, for an unreadable source: -EFAULT);
+ *                       pf_os_probe_write: VirtualQuery's
  *                       protection of the page; pf_os_shared_key_check: the
  *                       page must be committed and readable (Windows keys
  *                       nothing by page: regions key by offset)
@@ -26,27 +27,49 @@
 #include <sys/mman.h>
 #include <windows.h>
 
-int
-pf_os_copy_in(void *dst, const void *src, size_t n)
-{
-  SIZE_T got = 0;
-  if (pf_addr_unreadable(src))
-    return -EFAULT;
-  if (!ReadProcessMemory(GetCurrentProcess(), src, dst, n, &got) || got != n)
-    return -EFAULT;
-  return 0;
-}
-
 /* The protection of the page holding p: 0 when it is committed and not a
- * guard or no-access page; *prot set. */
+ * guard or no-access page; *prot set, and *end the end of that run of
+ * pages. */
 static int
-pf_w32_page(const void *p, DWORD *prot)
+pf_w32_page_end(const void *p, DWORD *prot, uintptr_t *end)
 {
   MEMORY_BASIC_INFORMATION mi;
   if (VirtualQuery(p, &mi, sizeof mi) != sizeof mi || mi.State != MEM_COMMIT
       || (mi.Protect & (PAGE_GUARD | PAGE_NOACCESS)) || mi.Protect == 0)
     return -EFAULT;
   *prot = mi.Protect & 0xff;
+  *end = (uintptr_t)mi.BaseAddress + mi.RegionSize;
+  return 0;
+}
+
+static int
+pf_w32_page(const void *p, DWORD *prot)
+{
+  uintptr_t end;
+  return pf_w32_page_end(p, prot, &end);
+}
+
+/* Every page of [src, src + n) committed and readable (VirtualQuery: wine's
+ * ReadProcessMemory on its own process reads through no-access pages), then
+ * ReadProcessMemory, which fails instead of faulting should a page go
+ * meanwhile. */
+int
+pf_os_copy_in(void *dst, const void *src, size_t n)
+{
+  uintptr_t p = (uintptr_t)src, last = (uintptr_t)src + (n ? n - 1 : 0), end;
+  SIZE_T got = 0;
+  DWORD prot;
+  if (pf_addr_unreadable(src) || last < p)
+    return -EFAULT;
+  for (;;) {
+    if (pf_w32_page_end((const void *)p, &prot, &end) < 0)
+      return -EFAULT;
+    if (end > last)
+      break;
+    p = end;
+  }
+  if (!ReadProcessMemory(GetCurrentProcess(), src, dst, n, &got) || got != n)
+    return -EFAULT;
   return 0;
 }
 
