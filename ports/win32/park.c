@@ -37,9 +37,11 @@
  *    runs SIGINT/SIGBREAK handlers on a thread of their own; see
  *    ports/win32/posix.h), so a park never returns -EINTR and untimed parks
  *    can sleep INFINITE: nothing could need the engine's restart decision.
- *    Asynchronous cancellation of a parked thread does not exist in
- *    winpthreads either (cancellation is deferred, acted on at
- *    cancellation points; this is none).
+ *    Cancellation: deferred cancellation acts at cancellation points, and
+ *    a park is none; winpthreads' asynchronous cancellation redirects the
+ *    thread's context, which takes effect only when a thread asleep in the
+ *    OS returns to user mode, so it never ends a parked thread (the tests
+ *    that need that skip on Windows).
  *
  * PF_PORT_WRONG (testing only): believes the OS's timeouts - the remaining
  * time is truncated to whole milliseconds and a timeout return (FALSE +
