@@ -111,7 +111,8 @@ main(void)
   ok(pf_os_copy_in(&dst, m + page - sizeof src, sizeof src) == 0 && dst.tv_nsec == 345678901,
      "a timeout ending at a page's last byte arrives intact");
   is_int(-EFAULT, pf_os_copy_in(&dst, m + page, sizeof dst), "a PROT_NONE page: -EFAULT");
-  is_int(-EFAULT, pf_os_copy_in(&dst, m + page - 8, sizeof dst), "straddling into a PROT_NONE page: -EFAULT");
+  is_int(-EFAULT, pf_os_copy_in(&dst, m + page - sizeof dst / 2, sizeof dst),
+         "straddling into a PROT_NONE page (half of the timeout in it): -EFAULT");
   munmap(m + page, page);
   is_int(-EFAULT, pf_os_copy_in(&dst, m + page, sizeof dst), "an unmapped page: -EFAULT");
   errno = 1234;
