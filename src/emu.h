@@ -92,6 +92,15 @@ extern const struct pf_port pf_port_netbsd_shim;
 extern const struct pf_port pf_port_darwin_shim;
 extern const struct pf_port *pf_emu_port;   /* the active port, set once at init */
 
+/* The ports whose park word is their token (src/park_word.c): no set-up
+ * (gen pf_park_word_gen), prepare arms the word, collect parks until the
+ * word says the token came (a region's: one slice of a second at most). */
+extern const unsigned int pf_park_word_gen;
+int pf_park_word_init(void);
+int pf_park_word_prepare(struct pf_parker *p, struct pf_park *k);
+void pf_park_word_collect(int (*park)(struct pf_parker *, struct pf_park *, int, const struct pf_deadline *),
+                          struct pf_parker *p, struct pf_park *k, int shared);
+
 /* ---- Node references ---------------------------------------------------- */
 /* Queues link nodes by 32-bit references, never by pointers, so one queue
  * code serves the private table (nodes in this process's thread records)

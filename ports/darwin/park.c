@@ -111,16 +111,6 @@ pf_darwin_init(void)
   return 0;
 }
 
-static const unsigned int pf_darwin_gen = 1;  /* nothing to set up */
-
-static int
-pf_darwin_prepare(struct pf_parker *p, struct pf_park *k)
-{
-  p->gen = pf_darwin_gen;
-  AO_int_store(&k->word, 0);
-  return 0;
-}
-
 /* One kernel sleep while *word is 0: 0 (woken, a mismatch, or spuriously:
  * the caller re-reads the word), -ETIMEDOUT (`ns` passed: the caller looks
  * at its own clock), -EINTR, or another -errno.  ns: the time left (>= 1),
@@ -228,29 +218,17 @@ pf_darwin_unpark(struct pf_park *k, int shared)
                      word, 0);
 }
 
-/* The token is the word: taking it twice is harmless.  A region's: at
- * most a slice of a second. */
 static void
 pf_darwin_collect(struct pf_parker *p, struct pf_park *k, int shared)
 {
-  static const struct timespec second = { 1, 0 };
-  for (;;) {
-    struct pf_deadline d;
-    const struct pf_deadline *dp = NULL;
-    if (shared && pf_deadline_from_rel(&d, &second) == 0)
-      dp = &d;
-    if (pf_darwin_park(p, k, shared, dp) == 0)
-      return;
-    if (dp)
-      return;                 /* a region's: a slice without the token (wait.c (R)) */
-  }
+  pf_park_word_collect(pf_darwin_park, p, k, shared);
 }
 
 const struct pf_port PF_PORT_VAR = {
   .name = PF_PORT_NAME,
-  .gen = &pf_darwin_gen,
+  .gen = &pf_park_word_gen,
   .init = pf_darwin_init,
-  .prepare = pf_darwin_prepare,
+  .prepare = pf_park_word_prepare,
   .park = pf_darwin_park,
   .unpark = pf_darwin_unpark,
   .collect = pf_darwin_collect,

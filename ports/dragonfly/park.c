@@ -57,22 +57,6 @@
 
 #define PF_DFLY_SLEEP_MAX 1000000          /* microseconds per umtx_sleep */
 
-static int
-pf_dfly_init(void)
-{
-  return 0;
-}
-
-static const unsigned int pf_dfly_gen = 1;   /* nothing to set up */
-
-static int
-pf_dfly_prepare(struct pf_parker *p, struct pf_park *k)
-{
-  p->gen = pf_dfly_gen;
-  AO_int_store(&k->word, 0);
-  return 0;
-}
-
 /* *us: the microseconds for the next umtx_sleep, 1 to PF_DFLY_SLEEP_MAX,
  * from the time left on dl's own clock.  0, or -ETIMEDOUT once dl passed. */
 static int
@@ -153,29 +137,17 @@ pf_dfly_unpark(struct pf_park *k, int shared)
   errno = saved;
 }
 
-/* The token is the word: taking it twice is harmless.  A region's: at
- * most a slice of a second. */
 static void
 pf_dfly_collect(struct pf_parker *p, struct pf_park *k, int shared)
 {
-  static const struct timespec second = { 1, 0 };
-  for (;;) {
-    struct pf_deadline d;
-    const struct pf_deadline *dp = NULL;
-    if (shared && pf_deadline_from_rel(&d, &second) == 0)
-      dp = &d;
-    if (pf_dfly_park(p, k, shared, dp) == 0)
-      return;
-    if (dp)
-      return;                 /* a region's: a slice without the token (wait.c (R)) */
-  }
+  pf_park_word_collect(pf_dfly_park, p, k, shared);
 }
 
 const struct pf_port PF_PORT_VAR = {
   .name = PF_PORT_NAME,
-  .gen = &pf_dfly_gen,
-  .init = pf_dfly_init,
-  .prepare = pf_dfly_prepare,
+  .gen = &pf_park_word_gen,
+  .init = pf_park_word_init,
+  .prepare = pf_park_word_prepare,
   .park = pf_dfly_park,
   .unpark = pf_dfly_unpark,
   .collect = pf_dfly_collect,

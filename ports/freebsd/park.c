@@ -56,22 +56,6 @@
 #endif
 
 static int
-pf_umtx_init(void)
-{
-  return 0;
-}
-
-static const unsigned int pf_umtx_gen = 1;   /* nothing to set up */
-
-static int
-pf_umtx_prepare(struct pf_parker *p, struct pf_park *k)
-{
-  p->gen = pf_umtx_gen;
-  AO_int_store(&k->word, 0);
-  return 0;
-}
-
-static int
 pf_umtx_park(struct pf_parker *p, struct pf_park *k, int shared, const struct pf_deadline *dl)
 {
   struct _umtx_time t;
@@ -122,29 +106,17 @@ pf_umtx_unpark(struct pf_park *k, int shared)
   errno = saved;
 }
 
-/* The token is the word: taking it twice is harmless.  A region's: at
- * most a slice of a second. */
 static void
 pf_umtx_collect(struct pf_parker *p, struct pf_park *k, int shared)
 {
-  static const struct timespec second = { 1, 0 };
-  for (;;) {
-    struct pf_deadline d;
-    const struct pf_deadline *dp = NULL;
-    if (shared && pf_deadline_from_rel(&d, &second) == 0)
-      dp = &d;
-    if (pf_umtx_park(p, k, shared, dp) == 0)
-      return;
-    if (dp)
-      return;                 /* a region's: a slice without the token (wait.c (R)) */
-  }
+  pf_park_word_collect(pf_umtx_park, p, k, shared);
 }
 
 const struct pf_port PF_PORT_VAR = {
   .name = PF_PORT_NAME,
-  .gen = &pf_umtx_gen,
-  .init = pf_umtx_init,
-  .prepare = pf_umtx_prepare,
+  .gen = &pf_park_word_gen,
+  .init = pf_park_word_init,
+  .prepare = pf_park_word_prepare,
   .park = pf_umtx_park,
   .unpark = pf_umtx_unpark,
   .collect = pf_umtx_collect,

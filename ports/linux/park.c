@@ -15,16 +15,6 @@ pf_fpark_init(void)
   return 0;
 }
 
-static const unsigned int pf_fpark_gen = 1;   /* nothing to set up */
-
-static int
-pf_fpark_prepare(struct pf_parker *p, struct pf_park *k)
-{
-  p->gen = pf_fpark_gen;
-  AO_int_store(&k->word, 0);
-  return 0;
-}
-
 static int
 pf_fpark_park(struct pf_parker *p, struct pf_park *k, int shared, const struct pf_deadline *dl)
 {
@@ -65,29 +55,17 @@ pf_fpark_unpark(struct pf_park *k, int shared)
   pf_linux_futex(word, PF_OP_WAKE | (shared ? 0 : PF_OP_PRIVATE_FLAG), 1, NULL, 0, NULL, 0);
 }
 
-/* The token is the word: taking it twice is harmless.  A region's: at
- * most a slice of a second. */
 static void
 pf_fpark_collect(struct pf_parker *p, struct pf_park *k, int shared)
 {
-  static const struct timespec second = { 1, 0 };
-  for (;;) {
-    struct pf_deadline d;
-    const struct pf_deadline *dp = NULL;
-    if (shared && pf_deadline_from_rel(&d, &second) == 0)
-      dp = &d;
-    if (pf_fpark_park(p, k, shared, dp) == 0)
-      return;
-    if (dp)
-      return;                 /* a region's: a slice without the token (wait.c (R)) */
-  }
+  pf_park_word_collect(pf_fpark_park, p, k, shared);
 }
 
 const struct pf_port pf_port_futex = {
   .name = "futex",
-  .gen = &pf_fpark_gen,
+  .gen = &pf_park_word_gen,
   .init = pf_fpark_init,
-  .prepare = pf_fpark_prepare,
+  .prepare = pf_park_word_prepare,
   .park = pf_fpark_park,
   .unpark = pf_fpark_unpark,
   .collect = pf_fpark_collect,

@@ -79,22 +79,6 @@
 # define PF_NBSD_PRIV(shared) ((shared) ? 0 : FUTEX_PRIVATE_FLAG)
 #endif
 
-static int
-pf_nbsd_init(void)
-{
-  return 0;
-}
-
-static const unsigned int pf_nbsd_gen = 1;    /* nothing to set up */
-
-static int
-pf_nbsd_prepare(struct pf_parker *p, struct pf_park *k)
-{
-  p->gen = pf_nbsd_gen;
-  AO_int_store(&k->word, 0);
-  return 0;
-}
-
 /* 0, or the error number of FUTEX_WAIT_BITSET until the absolute `abs`. */
 static int
 pf_nbsd_wait(uint32_t *word, int op, const struct timespec *abs)
@@ -215,29 +199,17 @@ pf_nbsd_unpark(struct pf_park *k, int shared)
   errno = saved;
 }
 
-/* The token is the word: taking it twice is harmless.  A region's: at
- * most a slice of a second. */
 static void
 pf_nbsd_collect(struct pf_parker *p, struct pf_park *k, int shared)
 {
-  static const struct timespec second = { 1, 0 };
-  for (;;) {
-    struct pf_deadline d;
-    const struct pf_deadline *dp = NULL;
-    if (shared && pf_deadline_from_rel(&d, &second) == 0)
-      dp = &d;
-    if (pf_nbsd_park(p, k, shared, dp) == 0)
-      return;
-    if (dp)
-      return;                 /* a region's: a slice without the token (wait.c (R)) */
-  }
+  pf_park_word_collect(pf_nbsd_park, p, k, shared);
 }
 
 const struct pf_port PF_PORT_VAR = {
   .name = PF_PORT_NAME,
-  .gen = &pf_nbsd_gen,
-  .init = pf_nbsd_init,
-  .prepare = pf_nbsd_prepare,
+  .gen = &pf_park_word_gen,
+  .init = pf_park_word_init,
+  .prepare = pf_park_word_prepare,
   .park = pf_nbsd_park,
   .unpark = pf_nbsd_unpark,
   .collect = pf_nbsd_collect,

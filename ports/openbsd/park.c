@@ -63,22 +63,6 @@
 # error "OpenBSD before 6.4: futex(2) has no process-shared futexes; configure --with-ports=sysv"
 #endif
 
-static int
-pf_obsd_init(void)
-{
-  return 0;
-}
-
-static const unsigned int pf_obsd_gen = 1;    /* nothing to set up */
-
-static int
-pf_obsd_prepare(struct pf_parker *p, struct pf_park *k)
-{
-  p->gen = pf_obsd_gen;
-  AO_int_store(&k->word, 0);
-  return 0;
-}
-
 /* FUTEX_WAIT's outcome as an error number (0: woken or spurious), from
  * either return convention (header comment). */
 static int
@@ -155,29 +139,17 @@ pf_obsd_unpark(struct pf_park *k, int shared)
   errno = saved;
 }
 
-/* The token is the word: taking it twice is harmless.  A region's: at
- * most a slice of a second. */
 static void
 pf_obsd_collect(struct pf_parker *p, struct pf_park *k, int shared)
 {
-  static const struct timespec second = { 1, 0 };
-  for (;;) {
-    struct pf_deadline d;
-    const struct pf_deadline *dp = NULL;
-    if (shared && pf_deadline_from_rel(&d, &second) == 0)
-      dp = &d;
-    if (pf_obsd_park(p, k, shared, dp) == 0)
-      return;
-    if (dp)
-      return;                 /* a region's: a slice without the token (wait.c (R)) */
-  }
+  pf_park_word_collect(pf_obsd_park, p, k, shared);
 }
 
 const struct pf_port PF_PORT_VAR = {
   .name = PF_PORT_NAME,
-  .gen = &pf_obsd_gen,
-  .init = pf_obsd_init,
-  .prepare = pf_obsd_prepare,
+  .gen = &pf_park_word_gen,
+  .init = pf_park_word_init,
+  .prepare = pf_park_word_prepare,
   .park = pf_obsd_park,
   .unpark = pf_obsd_unpark,
   .collect = pf_obsd_collect,

@@ -208,22 +208,10 @@ pf_w32_unpark(struct pf_park *k, int shared)
   }
 }
 
-/* The token is the word: taking it twice is harmless.  A region's: at
- * most a slice of a second (wait.c (R)). */
 static void
 pf_w32_collect(struct pf_parker *p, struct pf_park *k, int shared)
 {
-  static const struct timespec second = { 1, 0 };
-  for (;;) {
-    struct pf_deadline d;
-    const struct pf_deadline *dp = NULL;
-    if (shared && pf_deadline_from_rel(&d, &second) == 0)
-      dp = &d;
-    if (pf_w32_park(p, k, shared, dp) == 0)
-      return;
-    if (dp)
-      return;
-  }
+  pf_park_word_collect(pf_w32_park, p, k, shared);
 }
 
 const struct pf_port pf_port_win32 = {
