@@ -16,8 +16,9 @@
  *                  nr_wake 0..2, nr_requeue 0..7, 1 in 16 with a wrong
  *                  val3 (EAGAIN, nothing done)
  *   requeue        the same with REQUEUE / pfutex_requeue
- *   mixed          WAKE, WAKE_BITSET (random masks), WAKE_OP (ops that
- *                  leave 0 at 0), CMP_REQUEUE and REQUEUE, legacy and clean
+ *   wakes          WAKE, WAKE_BITSET (random masks) and WAKE_OP (ops that
+ *                  leave 0 at 0, on both words), legacy and clean: no requeue
+ *   mixed          those and CMP_REQUEUE and REQUEUE
  *   signals-restart, signals-intr   mixed, plus a thread sending SIGUSR1 to
  *                  random waiters; its handler (SA_RESTART, or not) wakes a
  *                  word nobody waits on, waits with a wrong value (EAGAIN)
@@ -95,6 +96,7 @@ struct scen {
 static const struct scen scens[] = {
   { "requeue-cmp", OP_CMP_REQUEUE, 1, SIGS_NONE, PAIRS_DEFAULT },
   { "requeue", OP_REQUEUE, 1, SIGS_NONE, PAIRS_DEFAULT },
+  { "wakes", OP_WAKE | OP_WAKE_BITSET | OP_WAKE_OP, 1, SIGS_NONE, PAIRS_DEFAULT },
   { "mixed", OP_ALL, 1, SIGS_NONE, PAIRS_DEFAULT },
   { "signals-restart", OP_ALL, 1, SIGS_RESTART, PAIRS_DEFAULT },
   { "signals-intr", OP_ALL, 1, SIGS_INTR, PAIRS_DEFAULT },
@@ -719,7 +721,7 @@ scen_local(const struct scen *sc, uint64_t seed)
     S.npairs = 1;
     break;
   }
-  diag("%s: seed %llu (thread i: seed + (i + 1) * 0x9e3779b97f4a7c15, | 1), pairs %s",
+  diag("%s: seed %llu (thread i's: that + (i + 1) * 0x9e3779b97f4a7c15, odd), pairs %s",
        sc->name, (unsigned long long)seed, pairs_describe(pd, sizeof pd));
 #ifndef _WIN32
   if (sc->sigs != SIGS_NONE)
@@ -768,7 +770,7 @@ scen_region(const struct scen *sc, uint64_t seed)
   S.idle = &base[512];
   S.pair[0][0] = &base[0], S.pair[0][1] = &base[16];
   S.npairs = 1;
-  diag("%s: seed %llu (process k: seed + k), %d processes x %d waiters and %d waker(s),"
+  diag("%s: seed %llu (process k: that + k), %d processes x %d waiters and %d waker(s),"
        " words at region offsets 0 and 64", sc->name, (unsigned long long)seed, SW_RPROCS,
        SW_RWAITERS, SW_RWAKERS);
   t0 = pft_now_ns();
