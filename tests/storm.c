@@ -43,6 +43,9 @@
  * scenario's seed and each thread's are derived from it (diag).
  * PFUTEX_STORM_ONLY: run only the scenarios whose names contain it (the
  * others are skipped), e.g. "requeue" for the first two.
+ * PFUTEX_STORM_OPS: the wakers' ops in every scenario instead of its own,
+ * from cmp_requeue, requeue, wake, wake_bitset, wake_op (comma-separated):
+ * to tell which op loses, e.g. the signal scenarios with wakes only.
  * Speed is never checked: the counts are.  The stop: a flag, then wakes of
  * every word (counted) until every waiter is out; only then the counts. */
 #ifdef HAVE_CONFIG_H
@@ -50,6 +53,7 @@
 #endif
 #include <errno.h>
 #include <limits.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -288,12 +292,15 @@ wake_op_code(uint32_t r)
   return (uint32_t)FUTEX_OP(op, oparg, (int)((r >> 16) % 6), ((int)((r >> 20) & 3) - 1));
 }
 
+static unsigned int sw_ops_override;     /* PFUTEX_STORM_OPS, 0: none */
+
 static int
 pick_op(struct st *me)
 {
   int bitsv[5], n = 0, i;
+  unsigned int ops = sw_ops_override ? sw_ops_override : S.sc->ops;
   for (i = 0; i < 5; i++)
-    if (S.sc->ops & (1u << i))
+    if (ops & (1u << i))
       bitsv[n++] = 1 << i;
   return bitsv[rnd(&me->rng) % (uint32_t)n];
 }
@@ -825,12 +832,25 @@ main(void)
 
   if (env && atof(env) > 0)
     sw_seconds = atof(env);
+  if ((env = getenv("PFUTEX_STORM_OPS")) != NULL) {
+    static const char *const names[] = { "cmp_requeue", "requeue", "wake", "wake_bitset", "wake_op" };
+    while (*env) {
+      size_t len = strcspn(env, ", ");
+      for (i = 0; i < 5 && !(strlen(names[i]) == len && strncmp(env, names[i], len) == 0); i++)
+        ;
+      if (len && i == 5)
+        bail("PFUTEX_STORM_OPS: unknown op %.*s", (int)len, env);
+      if (len)
+        sw_ops_override |= 1u << i;
+      env += len + (env[len] != 0);
+    }
+  }
   seed = senv ? (uint64_t)strtoull(senv, NULL, 0)
               : (uint64_t)pft_now_ns() * 2654435761u ^ (uint64_t)getpid();
   plan((unsigned long)NSCENS + 2);
   pft_watchdog(120 + (unsigned int)(sw_seconds * NSCENS * 3));
-  diag("backend %s, %.2f s per scenario, seed %llu", pfutex_backend() ? pfutex_backend() : "none",
-       sw_seconds, (unsigned long long)seed);
+  diag("backend %s, %.2f s per scenario, seed %llu%s", pfutex_backend() ? pfutex_backend() : "none",
+       sw_seconds, (unsigned long long)seed, sw_ops_override ? ", ops from PFUTEX_STORM_OPS" : "");
   /* The first call starts the backend (and the table whose buckets
    * pairs_same reads). */
   pfutex(&sw_idle_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
