@@ -7,7 +7,11 @@
  * exactly its woken count.  Invariant (DESIGN.md 4.1, 4.2, 4.4): the sum of
  * the woken counts equals the number of waits that returned 0.  A wake
  * counted for a waiter that then returns ETIMEDOUT or EINTR is a lost
- * wakeup; a 0 nobody counted is a spurious one.
+ * wakeup; a 0 nobody counted is a spurious one.  So is a requeue that
+ * wakes fewer than nr_wake yet moves waiters (it counts as nr_wake here):
+ * on the kernel a waiter queues under the bucket lock, so a requeue that
+ * runs out of waiters to wake has none left to move; one that arrived
+ * meanwhile is either woken (it came first) or left alone.
  *
  * One check per scenario (what it shows in its diag line: waits, wakes,
  * counted, returned 0, ETIMEDOUT, EINTR, EAGAIN, lost = counted - returned 0):
