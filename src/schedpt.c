@@ -15,11 +15,11 @@
 const struct pf_sched_hooks *volatile pf_sched_hooks;
 
 void
-pf_sched_point(const char *file, int line)
+pf_sched_point(const char *file, int line, const volatile void *addr)
 {
   const struct pf_sched_hooks *h = pf_sched_hooks;
   if (h)
-    h->point(file, line);
+    h->point(file, line, addr);
 }
 
 void

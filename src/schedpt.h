@@ -28,11 +28,12 @@
 #endif
 
 struct pf_sched_hooks {
-  /* A scheduling point of the calling thread: the scheduler may run
-   * others (or raise a signal in this thread) before it returns. */
-  void (*point)(const char *file, int line);
-  /* A lock waiter's spin: the caller cannot go on until another thread
-   * makes progress, so the scheduler runs another. */
+  /* A scheduling point of the calling thread, before an access to addr
+   * (NULL: a fence or a label): the scheduler may run others (or raise a
+   * signal in this thread) before it returns. */
+  void (*point)(const char *file, int line, const volatile void *addr);
+  /* A lock waiter's spin: the caller cannot go on until the word it last
+   * read (the lock) changes, so the scheduler runs another. */
   void (*spin)(const char *file, int line);
   /* Block until *word != 0 (0), until the scheduler fires the timeout of
    * a timed park (-ETIMEDOUT), or after a signal handler ran (-EINTR).
@@ -42,16 +43,16 @@ struct pf_sched_hooks {
 /* Installed by the harness before its threads run; NULL: no scheduler. */
 extern const struct pf_sched_hooks *volatile pf_sched_hooks;
 
-void pf_sched_point(const char *file, int line);
+void pf_sched_point(const char *file, int line, const volatile void *addr);
 void pf_sched_spin(const char *file, int line);
 
 extern const struct pf_backend pf_backend_emu_sched;
 
 #define PF_SCHED_SPIN() pf_sched_spin(__FILE__, __LINE__)
-#define PF_SCHED_POINT() pf_sched_point(__FILE__, __LINE__)
+#define PF_SCHED_POINT() pf_sched_point(__FILE__, __LINE__, NULL)
 
 /* ---- The primitives the engine uses (grep AO_ src/ ports/), redefined ---- */
-#define PF_SCHED_WRAP(expr) (pf_sched_point(__FILE__, __LINE__), (expr))
+#define PF_SCHED_WRAP(a, expr) (pf_sched_point(__FILE__, __LINE__, (a)), (expr))
 
 static inline unsigned int
 pf_sched_ao_int_load(const volatile unsigned int *a)
@@ -138,19 +139,19 @@ pf_sched_ao_fetch_and_sub1_full(volatile AO_t *a)
 #undef AO_compare_and_swap_acquire
 #undef AO_fetch_and_add1_full
 #undef AO_fetch_and_sub1_full
-#define AO_int_load(a) PF_SCHED_WRAP(pf_sched_ao_int_load(a))
-#define AO_int_load_acquire(a) PF_SCHED_WRAP(pf_sched_ao_int_load_acquire(a))
-#define AO_int_store(a, v) PF_SCHED_WRAP(pf_sched_ao_int_store((a), (v)))
-#define AO_int_store_release(a, v) PF_SCHED_WRAP(pf_sched_ao_int_store_release((a), (v)))
-#define AO_int_compare_and_swap_full(a, o, n) PF_SCHED_WRAP(pf_sched_ao_int_compare_and_swap_full((a), (o), (n)))
-#define AO_int_fetch_and_add_full(a, v) PF_SCHED_WRAP(pf_sched_ao_int_fetch_and_add_full((a), (v)))
-#define AO_nop_full() PF_SCHED_WRAP(pf_sched_ao_nop_full())
-#define AO_load(a) PF_SCHED_WRAP(pf_sched_ao_load(a))
-#define AO_load_acquire(a) PF_SCHED_WRAP(pf_sched_ao_load_acquire(a))
-#define AO_store(a, v) PF_SCHED_WRAP(pf_sched_ao_store((a), (v)))
-#define AO_store_release(a, v) PF_SCHED_WRAP(pf_sched_ao_store_release((a), (v)))
-#define AO_compare_and_swap_acquire(a, o, n) PF_SCHED_WRAP(pf_sched_ao_compare_and_swap_acquire((a), (o), (n)))
-#define AO_fetch_and_add1_full(a) PF_SCHED_WRAP(pf_sched_ao_fetch_and_add1_full(a))
-#define AO_fetch_and_sub1_full(a) PF_SCHED_WRAP(pf_sched_ao_fetch_and_sub1_full(a))
+#define AO_int_load(a) PF_SCHED_WRAP((const volatile void *)(a), pf_sched_ao_int_load(a))
+#define AO_int_load_acquire(a) PF_SCHED_WRAP((const volatile void *)(a), pf_sched_ao_int_load_acquire(a))
+#define AO_int_store(a, v) PF_SCHED_WRAP((const volatile void *)(a), pf_sched_ao_int_store((a), (v)))
+#define AO_int_store_release(a, v) PF_SCHED_WRAP((const volatile void *)(a), pf_sched_ao_int_store_release((a), (v)))
+#define AO_int_compare_and_swap_full(a, o, n) PF_SCHED_WRAP((const volatile void *)(a), pf_sched_ao_int_compare_and_swap_full((a), (o), (n)))
+#define AO_int_fetch_and_add_full(a, v) PF_SCHED_WRAP((const volatile void *)(a), pf_sched_ao_int_fetch_and_add_full((a), (v)))
+#define AO_nop_full() PF_SCHED_WRAP(NULL, pf_sched_ao_nop_full())
+#define AO_load(a) PF_SCHED_WRAP((const volatile void *)(a), pf_sched_ao_load(a))
+#define AO_load_acquire(a) PF_SCHED_WRAP((const volatile void *)(a), pf_sched_ao_load_acquire(a))
+#define AO_store(a, v) PF_SCHED_WRAP((const volatile void *)(a), pf_sched_ao_store((a), (v)))
+#define AO_store_release(a, v) PF_SCHED_WRAP((const volatile void *)(a), pf_sched_ao_store_release((a), (v)))
+#define AO_compare_and_swap_acquire(a, o, n) PF_SCHED_WRAP((const volatile void *)(a), pf_sched_ao_compare_and_swap_acquire((a), (o), (n)))
+#define AO_fetch_and_add1_full(a) PF_SCHED_WRAP((const volatile void *)(a), pf_sched_ao_fetch_and_add1_full(a))
+#define AO_fetch_and_sub1_full(a) PF_SCHED_WRAP((const volatile void *)(a), pf_sched_ao_fetch_and_sub1_full(a))
 
 #endif

@@ -8,6 +8,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 enum { T_RUN, T_PARK, T_SPIN, T_DONE };
@@ -21,8 +22,13 @@ struct sched_thread {
   int timed;                            /* T_PARK: a timed park */
   int reason;                           /* why it was resumed (R_*) */
   unsigned long spin_mark;              /* T_SPIN: progress when it spun */
+  const volatile unsigned int *last;    /* the word of its last point (the lock it spins on) */
+  unsigned int spin_val;                /* T_SPIN: what the lock word held */
   int sigable, signaled;
+  const char *file;                     /* where it is (for the trace) */
+  int line;
 };
+static int tracing = -1;                /* $SCHED_TRACE: print every decision */
 
 static struct sched_thread th[SCHED_MAXT];
 static int nth;
@@ -64,8 +70,8 @@ runnable(int t)
     return 1;
   case T_PARK:
     return *th[t].word != 0;
-  case T_SPIN:
-    return progress > th[t].spin_mark;
+  case T_SPIN:                         /* until the lock word changes */
+    return th[t].last ? *th[t].last != th[t].spin_val : progress > th[t].spin_mark;
   default:
     return 0;
   }
@@ -143,6 +149,12 @@ decide(void)
     return 0;
   }
   c = sched_choose(a, n, me, cur_en, step);
+  if (tracing < 0)
+    tracing = getenv("SCHED_TRACE") != NULL;
+  if (tracing && c >= 0 && c < n)
+    fprintf(stderr, "[%d%s] T%d %s %s:%d -> %s T%d\n", step, n > 1 ? "*" : "", me,
+            me >= 0 ? state_name(me) : "-", me >= 0 && th[me].file ? th[me].file : "", me >= 0 ? th[me].line : 0,
+            a[c].kind == A_RUN ? "run" : a[c].kind == A_TIMEOUT ? "timeout" : "signal", a[c].t);
   if (c < 0 || c >= n) {
     sched_fail("replay diverged at decision %d (choice %d of %d)", sched_tr->n, c, n);
     finish(me);
@@ -179,13 +191,14 @@ raise_self(void)
 }
 
 static void
-hook_point(const char *file, int line)
+hook_point(const char *file, int line, const volatile void *addr)
 {
   int me = sched_me;
-  (void)file;
-  (void)line;
   if (me < 0)
     return;
+  th[me].file = file;
+  th[me].line = line;
+  th[me].last = addr;
   progress++;
   th[me].state = T_RUN;
   if (decide())
@@ -196,12 +209,14 @@ static void
 hook_spin(const char *file, int line)
 {
   int me = sched_me;
-  (void)file;
-  (void)line;
   if (me < 0)
     return;
+  th[me].file = file;
+  th[me].line = line;
   th[me].state = T_SPIN;
   th[me].spin_mark = progress;
+  if (th[me].last)
+    th[me].spin_val = *th[me].last;
   decide();
   th[me].state = T_RUN;
 }

@@ -18,8 +18,10 @@
  *
  * Usage: explore [-s SCENARIO] [-m dfs|pct] [-n RUNS] [-d DEPTH] [-S SEED]
  *                [-r REPLAY] [-l]
- * With no -s, every scenario.  RUNS (default $SCHED_RUNS, else a small
- * budget for make check) bounds the schedules of each strategy.  A failing
+ * With no -s, every scenario.  RUNS (default $SCHED_RUNS, else make
+ * check's budget: 150 dfs schedules and 100 pct seeds) bounds the
+ * schedules of each strategy; DEPTH is pct's d (default 3: two change
+ * points; the late waiter of most scenarios needs two preemptions).  A failing
  * schedule prints the check that failed and the -r string that replays it:
  * "dfs:POS=CHOICE,..." (the non-default choices) or "pct:D:K:SEED".  -l
  * lists the scenarios.  Prints TAP: one test per scenario and strategy. */
@@ -572,7 +574,7 @@ main(int argc, char **argv)
       continue;
     }
     if ((!method || strcmp(method, "dfs") == 0) && s->dfs) {
-      long total = 0, n = 0, budget = runs ? runs : 400;
+      long total = 0, n = 0, budget = runs ? runs : 150;
       int failed = 0, complete = 0, bound;
       char how[160] = "";
       for (bound = 0; bound <= 2 && !failed && total < budget; bound++) {
@@ -587,7 +589,7 @@ main(int argc, char **argv)
     }
     if (!method || strcmp(method, "pct") == 0) {
       int failed;
-      long n = pct(s, depth, seed, runs ? runs : 200, &failed);
+      long n = pct(s, depth, seed, runs ? runs : 100, &failed);
       ok(!failed, "%s: pct d=%d, %ld seed(s) from %llu, %ld ms", s->name, depth, n, (unsigned long long)seed,
          (long)(pft_now_ns() / 1000000) - t0);
     }
