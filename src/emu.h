@@ -516,8 +516,13 @@ struct pf_wake_list {
   struct pf_node *tail;
   int n;
 };
+/* Two buckets made ready (drained, checked) once each: one drain when they
+ * are the same bucket (wait.c (I)). */
+int pf_bucket_ready2_locked(struct pf_table *t1, uint32_t i1, struct pf_table *t2, uint32_t i2);
 /* Unlink up to nr waiters matching key and mask, mark them WAKING and chain
- * them (FIFO) onto the list; returns how many.  In a region, a waiter whose
+ * them (FIFO) onto the list; returns how many.  The caller made bucket i
+ * ready once since it took the lock, after its last store to a futex word
+ * (wait.c (I)); this never drains.  In a region, a waiter whose
  * process died is unlinked and its slot freed instead: it is never counted. */
 int pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k,
                          uint32_t mask, int nr, struct pf_wake_list *l);

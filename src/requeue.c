@@ -50,13 +50,17 @@ pf_emu_requeue(const struct pf_req *r)
     ret = -EAGAIN;
     goto out_unlock;
   }
-  if (r->nr > 0 && (ret = pf_queue_wake_locked(t1, i1, &k1, PFUTEX_BITSET_MATCH_ANY, r->nr, &list)) < 0)
+  /* (I) in wait.c: both buckets drained once, here, and the wake and the
+   * requeue below act on that one snapshot: a waiter that arrives later is
+   * neither woken nor moved, so nothing is moved while fewer than nr were
+   * woken (a second drain between the two walks let a late waiter be moved
+   * in place of a wake: counted by the caller as woken, it slept on). */
+  if ((ret = pf_bucket_ready2_locked(t1, i1, t2, i2)) < 0)
     goto out_unlock;
+  if (r->nr > 0)
+    (void)pf_queue_wake_locked(t1, i1, &k1, PFUTEX_BITSET_MATCH_ANY, r->nr, &list);
   woken = list.n;
   if (r->nr2 > 0 && t1 == t2) {
-    if ((ret = pf_bucket_ready_locked(t1, i1)) < 0
-        || (b1 != b2 && (ret = pf_bucket_ready_locked(t2, i2)) < 0))
-      goto out_unlock;
     budget = t1->slots ? t1->nslots + 1 : ~0u;
     for (ref = b1->head; ref && moved < r->nr2 && budget--; ref = next) {
       struct pf_node *w = pf_node_get(t1, ref);

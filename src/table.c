@@ -472,6 +472,15 @@ pf_bucket_ready_locked(struct pf_table *tab, uint32_t i)
 }
 
 int
+pf_bucket_ready2_locked(struct pf_table *t1, uint32_t i1, struct pf_table *t2, uint32_t i2)
+{
+  int ret = pf_bucket_ready_locked(t1, i1);
+  if (ret == 0 && (t1 != t2 || i1 != i2))
+    ret = pf_bucket_ready_locked(t2, i2);
+  return ret;
+}
+
+int
 pf_waiter_dequeue(struct pf_waiter *w, uint32_t to, int dead)
 {
   struct pf_table *tab = w->tab;
@@ -526,11 +535,9 @@ pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, u
 {
   struct pf_bucket *b = &tab->buckets[i];
   pf_ref r, next;
-  int n = 0, ret;
+  int n = 0;
   unsigned int budget;
 
-  if ((ret = pf_bucket_ready_locked(tab, i)) < 0)
-    return ret;
   budget = tab->slots ? tab->nslots + 1 : ~0u;
   for (r = b->head; r && n < nr && budget--; r = next) {
     struct pf_node *w = pf_node_get(tab, r);

@@ -43,7 +43,9 @@
  * (E) A timed-out or interrupted waiter removes itself from the bucket it is
  * on now: requeue may have moved it, so it locks the bucket its node names,
  * checks the name did not change meanwhile, and retries if it did
- * (pf_waiter_dequeue, table.c).
+ * (pf_waiter_dequeue, table.c).  It was counted by no one: a requeue moves
+ * a node only after it woke nr_wake nodes, all from one snapshot of the
+ * queue (I), so a waiter that times out after a move was never woken.
  *
  * (F) Restart.  A port never restarts its sleep after a signal handler: it
  * returns -EINTR and the waiter leaves the queue.  The wait then does what
@@ -71,6 +73,24 @@
  * that detaches the wait before the push (G) finds the node on no queue;
  * the owner then pushes a DETACHED node, which wakers skip and the owner
  * removes after its park.
+ *
+ * (I) One drain per bucket per operation.  Because waiters queue without
+ * the lock (H), holding a bucket's lock does not keep waiters out of it:
+ * pushes go on while the holder works.  So a lock holder drains each
+ * bucket it holds exactly once, and acts on that snapshot alone: the drain
+ * is the operation's linearisation point for that bucket.  It comes after
+ * the operation's last store to a futex word (WAKE_OP's store to uaddr2,
+ * made under the locks: a waiter that pushes after the drain reads the word
+ * after that store, (H)) and before its first look at the queue.  Two
+ * drains under one hold would let a waiter that arrived after the first
+ * into the second look: a requeue that woke fewer than nr_wake (nobody was
+ * there) could then move the newcomer to uaddr2, and return woken + moved
+ * in a way the caller must read as "woken" (the kernel moves only once
+ * nr_wake were woken), while the waiter slept on at uaddr2 until its
+ * timeout.  That was a lost wakeup (about 1 wake in 200 in a requeue
+ * storm of timed waiters).  pf_bucket_ready_locked /
+ * pf_bucket_ready2_locked drain; pf_queue_wake_locked and the requeue walk
+ * never do.
  *
  * (G) Handlers.  Every region that holds a bucket lock (and a waker's
  * unparks) runs with signals blocked and cancellation disabled

@@ -21,7 +21,8 @@ pf_emu_wake_queued(struct pf_table *tab, uint32_t idx, struct pf_key key, uint32
   if ((ret = pf_bucket_lock(tab, idx)) < 0)
     goto out;
   PF_CRASH("wake_locked");
-  ret = pf_queue_wake_locked(tab, idx, &key, mask, nr, &list);
+  if ((ret = pf_bucket_ready_locked(tab, idx)) == 0)             /* (I) in wait.c */
+    ret = pf_queue_wake_locked(tab, idx, &key, mask, nr, &list);
   pf_bucket_unlock(tab, idx);
   PF_CRASH("wake_unlocked");
   pf_wake_list(&list);
@@ -98,11 +99,15 @@ pf_emu_wake_op(const struct pf_req *r)
     pf_crit_exit(&c);
     return cmp;                                         /* stored, then ENOSYS */
   }
-  if (r->nr > 0 && (ret = pf_queue_wake_locked(t1, i1, &k1, PFUTEX_BITSET_MATCH_ANY, r->nr, &l1)) < 0)
+  /* (I) in wait.c: each bucket drained once, after the store (H). */
+  if ((ret = pf_bucket_ready2_locked(t1, i1, t2, i2)) < 0) {
     err = ret;
-  if (cmp && r->nr2 > 0
-      && (ret = pf_queue_wake_locked(t2, i2, &k2, PFUTEX_BITSET_MATCH_ANY, r->nr2, &l2)) < 0)
-    err = ret;
+  } else {
+    if (r->nr > 0)
+      (void)pf_queue_wake_locked(t1, i1, &k1, PFUTEX_BITSET_MATCH_ANY, r->nr, &l1);
+    if (cmp && r->nr2 > 0)
+      (void)pf_queue_wake_locked(t2, i2, &k2, PFUTEX_BITSET_MATCH_ANY, r->nr2, &l2);
+  }
   pf_bucket_unlock2(t1, i1, t2, i2);
   pf_wake_list(&l1);
   pf_wake_list(&l2);
