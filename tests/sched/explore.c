@@ -212,6 +212,8 @@ body(int me)
       if (!is_wait_result(e, o->timed, sched_signaled(me) && !sig0))
         sched_fail("T%d: wait on %c returned %s", me, 'A' + o->w, pft_errname(e));
       zeros += e == 0;
+      if (getenv("SCHED_TRACE"))
+        fprintf(stderr, "T%d: wait on %c: %s\n", me, 'A' + o->w, pft_errname(e));
       break;
     case OP_WAKE:
       r = pfutex_wake(w, mask, o->nr, PFUTEX_PRIVATE);
