@@ -54,6 +54,9 @@ static const struct pf_backend *const pf_backend_table[] = {
 #ifdef PF_HAVE_SHIM_DARWIN
   &pf_backend_emu_darwin_shim,
 #endif
+#ifdef PF_SCHED_POINTS
+  &pf_backend_emu_sched,      /* last: tests/sched's controlled scheduler (src/schedpt.h) */
+#endif
 };
 #define PF_NBACKENDS (sizeof pf_backend_table / sizeof pf_backend_table[0])
 

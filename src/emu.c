@@ -69,3 +69,6 @@ PF_EMU_BACKEND(netbsd_shim, pf_port_netbsd_shim, "emu:netbsd-shim")
 #ifdef PF_HAVE_SHIM_DARWIN
 PF_EMU_BACKEND(darwin_shim, pf_port_darwin_shim, "emu:darwin-shim")
 #endif
+#ifdef PF_SCHED_POINTS
+PF_EMU_BACKEND(sched, pf_port_sched, "emu:sched")      /* tests/sched only */
+#endif

@@ -90,6 +90,7 @@ extern const struct pf_port pf_port_dragonfly_shim;
 extern const struct pf_port pf_port_openbsd_shim;
 extern const struct pf_port pf_port_netbsd_shim;
 extern const struct pf_port pf_port_darwin_shim;
+extern const struct pf_port pf_port_sched;       /* --enable-sched-points: src/schedpt.c */
 extern const struct pf_port *pf_emu_port;   /* the active port, set once at init */
 
 /* The ports whose park word is their token (src/park_word.c): no set-up
@@ -560,9 +561,17 @@ void pf_region_wait_end(struct pf_table *tab);
 /* ---- Crash points (configure --enable-crash-points) ---------------------- */
 #ifdef PF_CRASH_POINTS
 void pf_crash_point(const char *name);
-# define PF_CRASH(name) pf_crash_point(name)
+# define PF_CRASH_HOOK(name) pf_crash_point(name)
 #else
-# define PF_CRASH(name) ((void)0)
+# define PF_CRASH_HOOK(name) ((void)0)
+#endif
+/* --enable-sched-points: every crash point is a scheduling point too
+ * (src/schedpt.h), as is a lock waiter's spin (PF_SCHED_SPIN). */
+#ifdef PF_SCHED_POINTS
+# define PF_CRASH(name) (PF_SCHED_POINT(), PF_CRASH_HOOK(name))
+#else
+# define PF_CRASH(name) PF_CRASH_HOOK(name)
+# define PF_SCHED_SPIN() ((void)0)
 #endif
 
 int pf_emu_wait(const struct pf_req *r);

@@ -20,6 +20,9 @@
 #include <stdint.h>
 #include <time.h>
 #include <atomic_ops.h>
+#ifdef PF_SCHED_POINTS
+# include "schedpt.h"  /* every atomic a scheduling point (testing only) */
+#endif
 
 #include "pfutex.h"
 

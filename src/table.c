@@ -75,6 +75,7 @@ pf_table_init(void)
 void
 pf_cpu_relax(unsigned int *spins)
 {
+  PF_SCHED_SPIN();            /* src/schedpt.h: the holder runs first */
   if (++*spins < 100) {
 #if defined(__i386__) || defined(__x86_64__)
     __asm__ __volatile__("pause" ::: "memory");

@@ -1,0 +1,600 @@
+/* explore.c - the schedule explorer: the real engine (src/) under a
+ * controlled scheduler (ctl.c), over small scenarios of 2-4 threads on
+ * private words, one fresh process per schedule.
+ *
+ * Strategies, per scenario:
+ *   dfs  every schedule with at most 0, then 1, then 2 preemptions
+ *        (iterative context bounding), depth first, up to a budget;
+ *   pct  random schedules with priority change points (PCT, depth d),
+ *        one per seed.
+ * Checks per schedule: the wake counts are exact (the wakes' and wake_ops'
+ * returns, plus min(ret, nr_wake) of each requeue, equal the waits that
+ * returned 0); every wait returns 0, EAGAIN, ETIMEDOUT (a timed one) or
+ * EINTR (a signal came); no thread is left asleep (all blocked with no
+ * timeout left to fire is a deadlock); after a wake of every waiter of a
+ * word whose value changed, no waiter parked on it with that key is still
+ * queued (the lost wakeup); at the end, a wake of INT_MAX on every word
+ * returns 0 and the buckets' waiter counts are back to 0.
+ *
+ * Usage: explore [-s SCENARIO] [-m dfs|pct] [-n RUNS] [-d DEPTH] [-S SEED]
+ *                [-r REPLAY] [-l]
+ * With no -s, every scenario.  RUNS (default $SCHED_RUNS, else make
+ * check's budget: 150 dfs schedules and 100 pct seeds) bounds the
+ * schedules of each strategy; DEPTH is pct's d (default 3: two change
+ * points; the late waiter of most scenarios needs two preemptions).  A failing
+ * schedule prints the check that failed and the -r string that replays it:
+ * "dfs:POS=CHOICE,..." (the non-default choices) or "pct:D:K:SEED".  -l
+ * lists the scenarios.  Prints TAP: one test per scenario and strategy. */
+#include "emu.h"
+#include "ctl.h"
+#include "basic.h"
+#include "pft.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* ---- Scenarios ---------------------------------------------------------------- */
+enum { W_A, W_B, W_C, W_D, W_N };       /* D: another word in A's bucket */
+enum {
+  OP_END, OP_SET, OP_WAIT, OP_WAKE, OP_REQUEUE, OP_CMP_REQUEUE, OP_WAKE_OP
+};
+struct op {
+  int kind, w, w2;
+  uint32_t val;                         /* SET: the value; WAIT: expected; CMP_REQUEUE: val3 */
+  int nr, nr2;
+  uint32_t mask;                        /* WAIT / WAKE: bitset (0: match any) */
+  int timed;                            /* WAIT */
+  int all;                              /* WAKE: nr covers every waiter: the lost-wakeup check */
+};
+#define SET(w, v) { OP_SET, w, 0, v, 0, 0, 0, 0, 0 }
+#define WAIT(w) { OP_WAIT, w, 0, 0, 0, 0, 0, 0, 0 }
+#define TWAIT(w) { OP_WAIT, w, 0, 0, 0, 0, 0, 1, 0 }
+#define BWAIT(w, m, t) { OP_WAIT, w, 0, 0, 0, 0, m, t, 0 }
+#define WAKE(w, n) { OP_WAKE, w, 0, 0, n, 0, 0, 0, 0 }
+#define WAKEALL(w) { OP_WAKE, w, 0, 0, INT_MAX, 0, 0, 0, 1 }
+#define BWAKEALL(w, m) { OP_WAKE, w, 0, 0, INT_MAX, 0, m, 0, 1 }
+#define REQUEUE(w, w2, n, n2) { OP_REQUEUE, w, w2, 0, n, n2, 0, 0, 0 }
+#define CMPREQ(w, v, w2, n, n2) { OP_CMP_REQUEUE, w, w2, v, n, n2, 0, 0, 0 }
+#define WAKEOP(w, w2, n, n2) { OP_WAKE_OP, w, w2, 0, n, n2, 0, 0, 0 }
+#define END { OP_END, 0, 0, 0, 0, 0, 0, 0, 0 }
+
+struct scenario {
+  const char *name;
+  int nth;
+  int sig[SCHED_MAXT];                  /* may be signalled (once per schedule) */
+  int dfs;                              /* small enough for the exhaustive search */
+  struct op ops[SCHED_MAXT][6];
+};
+
+/* Every waiter is woken for sure by the end (a word changes, then a wake
+ * covers it), or is timed, so a thread left asleep is a bug. */
+static const struct scenario scenarios[] = {
+  { "wait/wake", 2, { 0 }, 1,
+    { { WAIT(W_A), END }, { SET(W_A, 1), WAKEALL(W_A), END } } },
+  { "timedwait/wake", 2, { 0 }, 1,
+    { { TWAIT(W_A), END }, { SET(W_A, 1), WAKE(W_A, 1), END } } },
+  { "sigwait/wake", 2, { 1, 0 }, 1,
+    { { WAIT(W_A), END }, { SET(W_A, 1), WAKEALL(W_A), END } } },
+  { "wait,wait/wake1,wake1", 3, { 0 }, 1,
+    { { WAIT(W_A), END }, { WAIT(W_A), END }, { SET(W_A, 1), WAKE(W_A, 1), WAKE(W_A, 1), END } } },
+  { "bitset/wake_bitset", 3, { 0 }, 1,
+    { { BWAIT(W_A, 1, 0), END }, { BWAIT(W_A, 2, 1), END },
+      { SET(W_A, 1), BWAKEALL(W_A, 1), WAKE(W_A, 1), END } } },
+  { "timedwait/cmp_requeue", 2, { 0 }, 1,
+    { { TWAIT(W_A), END }, { CMPREQ(W_A, 0, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } } },
+  { "wait,wait/requeue", 3, { 0 }, 1,
+    { { WAIT(W_A), END }, { WAIT(W_B), END },
+      { SET(W_A, 1), REQUEUE(W_A, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } } },
+  { "timedwait,timedwait/cmp_requeue", 3, { 0 }, 1,
+    { { TWAIT(W_A), END }, { TWAIT(W_B), END },
+      { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } } },
+  { "timedwait;timedwait/cmp_requeue", 2, { 0 }, 1,
+    { { TWAIT(W_A), TWAIT(W_B), END },
+      { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } } },
+  { "wait,wait/wake_op", 3, { 0 }, 1,
+    { { WAIT(W_A), END }, { TWAIT(W_B), END },
+      { SET(W_A, 1), WAKEOP(W_A, W_B, 1, 1), END } } },
+  { "sigwait,wait/cmp_requeue", 3, { 1, 0, 0 }, 0,
+    { { WAIT(W_A), END }, { WAIT(W_A), END },
+      { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } } },
+  { "timedwait,wait/cmp_requeue one bucket", 3, { 0 }, 0,
+    { { TWAIT(W_A), END }, { WAIT(W_D), END },
+      { SET(W_A, 1), CMPREQ(W_A, 1, W_D, 1, 1), SET(W_D, 1), WAKEALL(W_D), END } } },
+  { "2 timedwait,wait/cmp_requeue", 4, { 0 }, 0,
+    { { TWAIT(W_A), END }, { TWAIT(W_A), END }, { WAIT(W_B), END },
+      { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } } },
+};
+#define NSCEN (int)(sizeof scenarios / sizeof scenarios[0])
+
+/* ---- One schedule, in a fresh child ------------------------------------------ */
+static uint32_t wordpool[4096] __attribute__((aligned(64)));
+static uint32_t *words[W_N];
+static const struct scenario *sc;
+static struct timespec far;             /* a deadline no run reaches: time is virtual */
+static long claims, zeros;              /* wakes counted by wakers; waits that returned 0 */
+
+static void
+pick_words(void)
+{
+  struct pf_key k;
+  uint32_t used[W_N], b;
+  int n = 0, i, w;
+  k.space = PF_KEY_PRIVATE;
+  for (i = 0; i < 4096 && n < W_C + 1; i++) {
+    k.word = (uintptr_t)&wordpool[i];
+    b = pf_key_bucket(&pf_table, &k);
+    for (w = 0; w < n && used[w] != b; w++)
+      ;
+    if (w == n) {
+      used[n] = b;
+      words[n++] = &wordpool[i];
+    }
+  }
+  for (i = 1; i < 4096; i++) {
+    k.word = (uintptr_t)&wordpool[i];
+    if (pf_key_bucket(&pf_table, &k) == used[W_A] && &wordpool[i] != words[W_A])
+      break;
+  }
+  words[W_D] = i < 4096 ? &wordpool[i] : NULL;
+}
+
+static int
+is_wait_result(int e, int timed, int interrupted)
+{
+  return e == 0 || e == EAGAIN || (e == ETIMEDOUT && timed) || (e == EINTR && interrupted);
+}
+
+/* The lost-wakeup check after a wake of every waiter of w (its value
+ * changed before): a thread parked with its node still QUEUED under w's
+ * key was missed.  (The scenarios requeue onto w only before they wake it,
+ * from the same thread.) */
+static void
+check_none_left(int me, int w, uint32_t mask)
+{
+  int t;
+  for (t = 0; t < sc->nth; t++) {
+    const volatile unsigned int *tok;
+    const struct pf_node *n;
+    if (t == me || !sched_parked_on(t, &tok))
+      continue;
+    n = (const struct pf_node *)(const void *)((const char *)tok - offsetof(struct pf_node, park.word));
+    if (*(const volatile uint32_t *)&n->state == PF_W_QUEUED
+        && pf_node_keyword(n) == (uint64_t)(uintptr_t)words[w] && (n->bitset & mask))
+      sched_fail("T%d: lost wakeup: T%d still queued asleep on word %c after a wake of all its waiters",
+                 me, t, 'A' + w);
+  }
+}
+
+static void
+handler_body(int t)
+{
+  /* A wake of nobody (word C) and a wait on a value that does not match,
+   * then a wake of the word the interrupted thread waits on: the slow path,
+   * which detaches the interrupted wait first (wait.c (G)). */
+  int r;
+  r = pfutex_wake(words[W_C], PFUTEX_BITSET_MATCH_ANY, 1, PFUTEX_PRIVATE);
+  if (r != 0)
+    sched_fail("T%d handler: wake of nobody returned %d", t, r);
+  else if (pfutex_wait(words[W_C], 7, PFUTEX_BITSET_MATCH_ANY, PFUTEX_PRIVATE, NULL, 0) != -1
+           || errno != EAGAIN)
+    sched_fail("T%d handler: a wait on a mismatched value did not fail with EAGAIN", t);
+  r = pfutex_wake(words[W_A], PFUTEX_BITSET_MATCH_ANY, 1, PFUTEX_PRIVATE);
+  if (r < 0 || r > 1)
+    sched_fail("T%d handler: wake(A, 1) returned %d", t, r);
+  else
+    claims += r;
+}
+
+static void
+body(int me)
+{
+  const struct op *o;
+  for (o = sc->ops[me]; o->kind != OP_END; o++) {
+    uint32_t *w = words[o->w], *w2 = words[o->w2];
+    uint32_t mask = o->mask ? o->mask : PFUTEX_BITSET_MATCH_ANY;
+    int r, e, sig0;
+    switch (o->kind) {
+    case OP_SET:
+      AO_int_store(w, o->val);                   /* a scheduling point too */
+      break;
+    case OP_WAIT:
+      sig0 = sched_signaled(me);
+      r = pfutex_wait(w, o->val, mask, PFUTEX_PRIVATE, o->timed ? &far : NULL, PFUTEX_CLOCK_MONOTONIC);
+      e = r < 0 ? errno : 0;
+      if (!is_wait_result(e, o->timed, sched_signaled(me) && !sig0))
+        sched_fail("T%d: wait on %c returned %s", me, 'A' + o->w, pft_errname(e));
+      zeros += e == 0;
+      if (getenv("SCHED_TRACE"))
+        fprintf(stderr, "T%d: wait on %c: %s\n", me, 'A' + o->w, pft_errname(e));
+      break;
+    case OP_WAKE:
+      r = pfutex_wake(w, mask, o->nr, PFUTEX_PRIVATE);
+      if (r < 0 || r > o->nr || r >= SCHED_MAXT)
+        sched_fail("T%d: wake of %c returned %d", me, 'A' + o->w, r);
+      else
+        claims += r;
+      if (o->all)
+        check_none_left(me, o->w, mask);
+      break;
+    case OP_REQUEUE:
+    case OP_CMP_REQUEUE:
+      r = o->kind == OP_REQUEUE ? pfutex_requeue(w, w2, o->nr, o->nr2, PFUTEX_PRIVATE)
+                                : pfutex_cmp_requeue(w, o->val, w2, o->nr, o->nr2, PFUTEX_PRIVATE);
+      e = r < 0 ? errno : 0;
+      if (r < 0 && !(e == EAGAIN && o->kind == OP_CMP_REQUEUE && AO_int_load(w) != o->val))
+        sched_fail("T%d: requeue %c->%c failed: %s", me, 'A' + o->w, 'A' + o->w2, pft_errname(e));
+      else if (r > o->nr + o->nr2)
+        sched_fail("T%d: requeue %c->%c returned %d", me, 'A' + o->w, 'A' + o->w2, r);
+      else if (r > 0)
+        claims += r < o->nr ? r : o->nr;         /* a requeue moves only after nr_wake wakes */
+      break;
+    case OP_WAKE_OP:
+      /* *w2 = 1; wake nr of w, and nr2 of w2 if it was 0 */
+      r = pfutex_wake_op(w, w2, o->nr, o->nr2, PFUTEX_OP(PFUTEX_OP_SET, 1, PFUTEX_OP_CMP_EQ, 0),
+                         PFUTEX_PRIVATE);
+      if (r < 0 || r > o->nr + o->nr2)
+        sched_fail("T%d: wake_op returned %d", me, r);
+      else
+        claims += r;
+      break;
+    }
+  }
+}
+
+/* The final checks, by the child's main thread (not controlled). */
+static void
+check_end(void)
+{
+  int w;
+  if (claims != zeros)
+    sched_fail("counts: the wakers counted %ld woken, %ld waits returned 0", claims, zeros);
+  for (w = 0; w < W_N; w++) {
+    struct pf_key k;
+    int r;
+    if (!words[w])
+      continue;
+    r = pfutex_wake(words[w], PFUTEX_BITSET_MATCH_ANY, INT_MAX, PFUTEX_PRIVATE);
+    if (r != 0)
+      sched_fail("at the end, a wake of %c found %d waiter(s) still queued", 'A' + w, r);
+    k.space = PF_KEY_PRIVATE;
+    k.word = (uintptr_t)words[w];
+    if (pf_table.buckets[pf_key_bucket(&pf_table, &k)].waiters != 0)
+      sched_fail("at the end, the waiter count of %c's bucket is %u", 'A' + w,
+                 pf_table.buckets[pf_key_bucket(&pf_table, &k)].waiters);
+  }
+}
+
+/* ---- Strategies (the child's side) ----------------------------------------------- */
+enum { M_DFS, M_PCT };
+static int mode;
+/* dfs: the non-default choices, by recorded-decision index */
+#define MAXPRE 64
+static struct {
+  int pos, choice;
+} pre[MAXPRE];
+static int npre;
+/* pct */
+static uint64_t rng;
+static int pct_prio[SCHED_MAXT];
+static int pct_change[8], pct_depth, pct_sigstep;
+
+static uint64_t
+rnd(void)
+{
+  uint64_t z = (rng += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+
+int
+sched_choose(const struct sched_action *a, int n, int cur, int cur_en, int step)
+{
+  int i, best = 0;
+  (void)cur_en;
+  if (mode == M_DFS) {
+    int pos = sched_tr->n;
+    if (n < 2)
+      return 0;
+    for (i = 0; i < npre; i++)
+      if (pre[i].pos == pos)
+        return pre[i].choice;
+    return 0;
+  }
+  /* PCT: the change points lower the running thread's priority below all */
+  for (i = 0; i < pct_depth - 1; i++)
+    if (step == pct_change[i] && cur >= 0)
+      pct_prio[cur] = i;
+  if (step >= pct_sigstep)
+    for (i = 0; i < n; i++)
+      if (a[i].kind == A_SIGNAL)
+        return i;
+  for (i = 1; i < n; i++)
+    if (a[i].kind != A_SIGNAL && pct_prio[a[i].t] > pct_prio[a[best].t])
+      best = i;
+  return best;
+}
+
+static void
+pct_setup(uint64_t seed, int depth, int k)
+{
+  int t, i;
+  rng = seed;
+  pct_depth = depth;
+  for (t = 0; t < SCHED_MAXT; t++)
+    pct_prio[t] = depth + t;
+  for (t = SCHED_MAXT - 1; t > 0; t--) {        /* random distinct priorities >= depth */
+    int j = (int)(rnd() % (uint64_t)(t + 1)), x = pct_prio[t];
+    pct_prio[t] = pct_prio[j];
+    pct_prio[j] = x;
+  }
+  for (i = 0; i < depth - 1; i++)
+    pct_change[i] = (int)(rnd() % (uint64_t)(k > 0 ? k : 1));
+  pct_sigstep = (int)(rnd() % (uint64_t)(2 * (k > 0 ? k : 1)));
+}
+
+static struct sched_trace *tr;          /* shared with the children */
+
+/* Run one schedule of scenario s in a child: 0 ok, 1 failed (tr->verdict). */
+static int
+run_one(const struct scenario *s)
+{
+  pid_t pid;
+  int status;
+  memset(tr, 0, offsetof(struct sched_trace, d));
+  tr->failed = 0;
+  tr->verdict[0] = 0;
+  fflush(stdout);
+  pid = fork();
+  if (pid < 0)
+    sysbail("fork");
+  if (pid == 0) {
+    struct timespec now;
+    alarm(10);                                   /* the child's own watchdog */
+    sched_tr = tr;
+    sc = s;
+    if (!pfutex_backend() || strcmp(pfutex_backend(), "emu:sched") != 0) {
+      sched_fail("backend is %s, not emu:sched", pfutex_backend() ? pfutex_backend() : "none");
+      _exit(1);
+    }
+    pick_words();
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    far.tv_sec = now.tv_sec + 3600;
+    far.tv_nsec = 0;
+    sched_handler = handler_body;
+    if (!sched_run(s->nth, body, s->sig))
+      _exit(1);
+    sched_join();
+    pf_sched_hooks = NULL;
+    check_end();
+    _exit(tr->failed ? 1 : 0);
+  }
+  while (waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR)
+      sysbail("waitpid");
+  if (WIFSIGNALED(status)) {
+    snprintf(tr->verdict, sizeof tr->verdict, "the schedule's process died of signal %d%s",
+             WTERMSIG(status), WTERMSIG(status) == SIGALRM ? " (hang: watchdog)" : "");
+    return 1;
+  }
+  if (WEXITSTATUS(status) != 0 && !tr->failed)
+    snprintf(tr->verdict, sizeof tr->verdict, "the schedule's process exited with %d", WEXITSTATUS(status));
+  return WEXITSTATUS(status) != 0 || tr->failed;
+}
+
+/* ---- Strategies (the parent's side) ------------------------------------------------ */
+static void
+pre_format(char *buf, size_t len)
+{
+  int i;
+  snprintf(buf, len, "dfs:");
+  for (i = 0; i < npre; i++)
+    snprintf(buf + strlen(buf), len - strlen(buf), "%s%d=%d", i ? "," : "", pre[i].pos, pre[i].choice);
+}
+
+static int
+pre_parse(const char *s)
+{
+  npre = 0;
+  while (*s && npre < MAXPRE) {
+    char *end;
+    pre[npre].pos = (int)strtol(s, &end, 10);
+    if (*end != '=')
+      return -1;
+    pre[npre].choice = (int)strtol(end + 1, &end, 10);
+    npre++;
+    if (*end == ',')
+      end++;
+    else if (*end)
+      return -1;
+    s = end;
+  }
+  return 0;
+}
+
+static void
+report_fail(const struct scenario *s, const char *replay, long count)
+{
+  diag("%s: FAILED after %ld schedule(s): %s", s->name, count, tr->verdict);
+  diag("replay: explore -s '%s' -r '%s'", s->name, replay);
+}
+
+/* dfs with at most `bound` preemptions; returns schedules run, *failed. */
+static long
+dfs(const struct scenario *s, int bound, long budget, int *failed, int *complete)
+{
+  static uint16_t chosen[SCHED_MAXD];
+  long count = 0;
+  mode = M_DFS;
+  npre = 0;
+  *failed = 0;
+  *complete = 0;
+  for (;;) {
+    int j, n, pc[SCHED_MAXD + 1];
+    if (count >= budget)
+      return count;
+    count++;
+    if (run_one(s)) {
+      char buf[600];
+      pre_format(buf, sizeof buf);
+      report_fail(s, buf, count);
+      *failed = 1;
+      return count;
+    }
+    n = tr->n;
+    pc[0] = 0;
+    for (j = 0; j < n; j++) {
+      chosen[j] = tr->d[j].chosen;
+      pc[j + 1] = pc[j] + (tr->d[j].cur_en && chosen[j] != 0);
+    }
+    /* the deepest decision with an alternative left within the bound */
+    for (j = n - 1; j >= 0; j--)
+      if (chosen[j] + 1 < tr->d[j].nopts && pc[j] + tr->d[j].cur_en <= bound)
+        break;
+    if (j < 0) {
+      *complete = 1;
+      return count;
+    }
+    npre = 0;
+    {
+      int i;
+      for (i = 0; i < j; i++)
+        if (chosen[i] != 0) {
+          if (npre == MAXPRE)
+            bail("dfs: more than %d non-default choices", MAXPRE);
+          pre[npre].pos = i;
+          pre[npre].choice = chosen[i];
+          npre++;
+        }
+      pre[npre].pos = j;
+      pre[npre].choice = chosen[j] + 1;
+      npre++;
+    }
+  }
+}
+
+static int
+default_steps(const struct scenario *s)
+{
+  mode = M_DFS;
+  npre = 0;
+  run_one(s);
+  return tr->steps;
+}
+
+static long
+pct(const struct scenario *s, int depth, uint64_t seed0, long runs, int *failed)
+{
+  int k = default_steps(s);
+  long i;
+  *failed = 0;
+  for (i = 0; i < runs; i++) {
+    mode = M_PCT;
+    pct_setup(seed0 + (uint64_t)i, depth, k);
+    if (run_one(s)) {
+      char buf[128];
+      snprintf(buf, sizeof buf, "pct:%d:%d:%llu", depth, k, (unsigned long long)(seed0 + (uint64_t)i));
+      report_fail(s, buf, i + 1);
+      *failed = 1;
+      return i + 1;
+    }
+  }
+  return runs;
+}
+
+static int
+replay(const struct scenario *s, const char *r)
+{
+  if (strncmp(r, "dfs:", 4) == 0) {
+    mode = M_DFS;
+    if (pre_parse(r + 4) < 0)
+      bail("bad replay string %s", r);
+  } else {
+    int d, k;
+    unsigned long long seed;
+    if (sscanf(r, "pct:%d:%d:%llu", &d, &k, &seed) != 3 || d < 1 || d > 8)
+      bail("bad replay string %s", r);
+    mode = M_PCT;
+    pct_setup(seed, d, k);
+  }
+  if (run_one(s)) {
+    ok(0, "%s: replay %s", s->name, r);
+    diag("%s", tr->verdict);
+    return 1;
+  }
+  ok(1, "%s: replay %s passes", s->name, r);
+  return 0;
+}
+
+int
+main(int argc, char **argv)
+{
+  const char *only = NULL, *method = NULL, *rep = NULL, *env = getenv("SCHED_RUNS");
+  long runs = env && atol(env) > 0 ? atol(env) : 0;
+  int depth = 3, c, i;
+  uint64_t seed = 1;
+
+  while ((c = getopt(argc, argv, "s:m:n:d:S:r:l")) != -1) {
+    switch (c) {
+    case 's': only = optarg; break;
+    case 'm': method = optarg; break;
+    case 'n': runs = atol(optarg); break;
+    case 'd': depth = atoi(optarg); break;
+    case 'S': seed = strtoull(optarg, NULL, 0); break;
+    case 'r': rep = optarg; break;
+    case 'l':
+      for (i = 0; i < NSCEN; i++)
+        printf("%s\n", scenarios[i].name);
+      return 0;
+    default:
+      fprintf(stderr, "usage: %s [-s SCENARIO] [-m dfs|pct] [-n RUNS] [-d DEPTH] [-S SEED] [-r REPLAY] [-l]\n", argv[0]);
+      return 2;
+    }
+  }
+  if (depth < 1 || depth > 8)
+    bail("-d: 1 to 8");
+  setenv("PFUTEX_BACKEND", "emu:sched", 1);     /* selected in each child, at its first call */
+  tr = mmap(NULL, sizeof *tr, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (tr == MAP_FAILED)
+    sysbail("mmap");
+  plan_lazy();
+  for (i = 0; i < NSCEN; i++) {
+    const struct scenario *s = &scenarios[i];
+    long t0 = (long)(pft_now_ns() / 1000000);
+    if (only && strcmp(only, s->name) != 0)
+      continue;
+    if (rep) {
+      replay(s, rep);
+      continue;
+    }
+    if ((!method || strcmp(method, "dfs") == 0) && s->dfs) {
+      long total = 0, n = 0, budget = runs ? runs : 150;
+      int failed = 0, complete = 0, bound;
+      char how[160] = "";
+      for (bound = 0; bound <= 2 && !failed && total < budget; bound++) {
+        n = dfs(s, bound, budget - total, &failed, &complete);
+        total += n;
+        snprintf(how + strlen(how), sizeof how - strlen(how), "%s%d: %ld%s", bound ? ", " : "", bound, n,
+                 complete ? "" : failed ? " (failed)" : " (budget)");
+      }
+      ok(!failed, "%s: dfs, schedules by preemption bound {%s}, %ld in all, %ld ms", s->name, how, total,
+         (long)(pft_now_ns() / 1000000) - t0);
+      t0 = (long)(pft_now_ns() / 1000000);
+    }
+    if (!method || strcmp(method, "pct") == 0) {
+      int failed;
+      long n = pct(s, depth, seed, runs ? runs : 100, &failed);
+      ok(!failed, "%s: pct d=%d, %ld seed(s) from %llu, %ld ms", s->name, depth, n, (unsigned long long)seed,
+         (long)(pft_now_ns() / 1000000) - t0);
+    }
+  }
+  return tap_failed() ? 1 : 0;
+}
