@@ -10,7 +10,8 @@
  * both clocks, private and shared): each must be -1/EFAULT, and equal to
  * the kernel's own answer for the same arguments (syscall(SYS_futex) for
  * pfutex(); futex_wait(2), syscall 455, for pfutex_wait where the kernel
- * has it).
+ * has it, through pft_sys_futex_wait: on 32-bit time_t a readable timeout
+ * is handed to it as the struct __kernel_timespec it reads).
  *
  * Order: a bad timeout together with another error (zero bitset, misaligned
  * or NULL uaddr, mismatched value, FUTEX_CLOCK_REALTIME on FUTEX_WAIT; for
@@ -57,11 +58,6 @@ main(void)
 #endif
 
 #if defined(__linux__) && defined(SYS_futex)
-
-#ifndef SYS_futex_wait
-# define SYS_futex_wait 455
-#endif
-#define FUTEX2_SIZE_U32 0x02
 
 enum { F_WAIT = 0, F_LOCK_PI = 6, F_WAIT_BITSET = 9, F_WAIT_REQUEUE_PI = 11, F_LOCK_PI2 = 13 };
 #define PRIV 128
@@ -198,10 +194,9 @@ call_kernel(const struct tcase *c, long *ret, int *err)
     *ret = syscall(SYS_futex, c->uaddr, c->op, c->val, c->ts,
                    (c->op & 127) == F_WAIT_REQUEUE_PI ? &words[1] : NULL, c->mask);
   } else {
-    /* pfutex_wait's flags are futex2's: PFUTEX_PRIVATE == FUTEX2_PRIVATE;
-     * other bits are passed on (both answer EINVAL); the clocks are Linux's. */
-    *ret = syscall(SYS_futex_wait, c->uaddr, (unsigned long)c->val, (unsigned long)c->mask,
-                   c->flags | FUTEX2_SIZE_U32, c->ts, c->clock);
+    /* other flag bits are passed on (both answer EINVAL); the clocks are
+     * Linux's; an unreadable ts reaches the kernel as it is */
+    *ret = pft_sys_futex_wait(c->uaddr, c->val, c->mask, c->flags, c->ts, c->clock);
   }
   *err = errno;
   return !(c->kind == K_WAIT2 && *ret == -1 && *err == ENOSYS);

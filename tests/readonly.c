@@ -64,9 +64,6 @@ main(void)
 #ifndef SYS_futex_wake
 # define SYS_futex_wake 454
 #endif
-#ifndef SYS_futex_wait
-# define SYS_futex_wait 455
-#endif
 #define FUTEX2_SIZE_U32 0x02
 
 enum { F_WAIT = 0, F_WAKE = 1, F_WAKE_OP = 5, F_WAIT_BITSET = 9, F_WAKE_BITSET = 10 };
@@ -305,8 +302,7 @@ call_kernel(const struct rcase *c, struct outcome *o)
       o->ret = syscall(SYS_futex, u1, c->op, c->val, tp, c->uaddr2, c->val3);
     break;
   case K_WAIT:
-    o->ret = syscall(SYS_futex_wait, u1, (unsigned long)c->val, (unsigned long)~0u,
-                     c->flags | FUTEX2_SIZE_U32, tp, CLOCK_MONOTONIC);
+    o->ret = pft_sys_futex_wait(u1, c->val, ~0u, c->flags, tp, CLOCK_MONOTONIC);
     if (o->ret == -1 && errno == ENOSYS) {   /* the same wait through futex(2) */
       errno = 0;
       o->ret = syscall(SYS_futex, u1, F_WAIT_BITSET | (int)(c->flags & PFUTEX_PRIVATE), c->val, tp,

@@ -309,6 +309,43 @@ pft_kernel_wake_op_wrong(void)
 #endif
 }
 
+#ifdef __linux__
+/* Copy n bytes from src through a pipe: the kernel reads them, so an
+ * unreadable src gives -1 (EFAULT), never a signal. */
+static int
+pft_copy_in(void *dst, const void *src, size_t n)
+{
+  int fds[2], good;
+  if (pipe(fds) != 0)
+    return -1;
+  good = write(fds[1], src, n) == (ssize_t)n && read(fds[0], dst, n) == (ssize_t)n;
+  close(fds[0]);
+  close(fds[1]);
+  return good ? 0 : -1;
+}
+#endif
+
+long
+pft_sys_futex_wait(uint32_t *uaddr, uint32_t val, uint32_t mask, unsigned int flags,
+                   const struct timespec *ts, int clockid)
+{
+#ifdef __linux__
+  struct { int64_t tv_sec, tv_nsec; } k;   /* struct __kernel_timespec */
+  const void *kts = ts;
+  struct timespec t;
+  if (ts && sizeof ts->tv_sec < sizeof k.tv_sec && pft_copy_in(&t, ts, sizeof t) == 0) {
+    k.tv_sec = t.tv_sec;
+    k.tv_nsec = t.tv_nsec;
+    kts = &k;
+  }
+  return syscall(455, uaddr, (unsigned long)val, (unsigned long)mask, flags | 0x02u, kts, clockid);
+#else
+  (void)uaddr; (void)val; (void)mask; (void)flags; (void)ts; (void)clockid;
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
 int
 pft_skip_wake_op(int n)
 {

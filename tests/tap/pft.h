@@ -80,6 +80,19 @@ const char *pft_seccomp_unavailable(void);
  * big-endian guest of a little-endian host 1 + 1 gives 0x01000001. */
 uint32_t pft_kernel_wake_op_wrong(void);
 
+/* futex_wait(2) (Linux 6.7; 455 on every architecture) as a test's kernel
+ * reference for pfutex_wait(uaddr, val, mask, flags, ts, clockid): -1/errno
+ * like syscall().  flags are pfutex_wait's (PFUTEX_PRIVATE is FUTEX2_PRIVATE;
+ * other bits are passed on), FUTEX2_SIZE_U32 added.  The kernel reads a
+ * struct __kernel_timespec (64-bit tv_sec and tv_nsec) on every ABI, so
+ * where struct timespec is narrower (32-bit time_t: i386, armhf) a readable
+ * ts is widened into one, as ports/linux/native.c does; an unreadable one
+ * is passed on as it is: the kernel's wider read faults too, at its own
+ * place in the order of its checks.  Elsewhere ts goes to the kernel as it
+ * is.  -1/ENOSYS where the system has no such call. */
+long pft_sys_futex_wait(uint32_t *uaddr, uint32_t val, uint32_t mask, unsigned int flags,
+                        const struct timespec *ts, int clockid);
+
 /* When the active backend is the native one and the kernel's WAKE_OP is
  * wrong (above: only ever seen under qemu-user on a big-endian guest),
  * print n skips saying so and return 1: the WAKE_OP checks would test the
