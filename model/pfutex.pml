@@ -21,7 +21,9 @@
 /* ---- sizes ---------------------------------------------------------------- */
 #define NB 2              /* buckets */
 #define NW 2              /* futex words: A = 0, B = 1 */
+#ifndef NN
 #define NN 2              /* nodes (one per waiter; node 0 is "none") */
+#endif
 #define A 0
 #define B 1
 #ifdef SAMEBUCKET
@@ -133,11 +135,7 @@ inline drain(b) {
 
 /* table.c: pf_bucket_lock (private table): CAS(l, 0, 1), spinning */
 inline block(b) {
-  atomic { lock[b] == 0 -> lock[b] = _pid + 1;
-#ifdef BUG_NO_B
-           sb_flush();                         /* a locked op drains the store buffer */
-#endif
-  }
+  atomic { lock[b] == 0 -> lock[b] = _pid + 1 }
 }
 /* table.c: pf_bucket_unlock: AO_int_store_release(&lock, 0) */
 inline bunlock(b) {
@@ -162,17 +160,18 @@ inline node_unlink(b, n) {
 
 /* ---- the waker's store buffer (BUG_NO_B only) --------------------------------- */
 #ifdef BUG_NO_B
-byte sb_word = 255;  /* the buffered word, 255 none */
+bit sb_full;         /* the waker's store buffer holds a word */
+byte sb_word;        /* which word, and its value */
 byte sb_val;
 inline sb_flush() {
-  if :: sb_word != 255 -> wordv[sb_word] = sb_val; sb_word = 255 :: else fi
+  if :: sb_full -> wordv[sb_word] = sb_val; sb_full = 0 :: else fi
 }
 #endif
 
 /* the caller's store to the futex word, before it calls wake (wait.c: "K: *uaddr = new") */
 inline word_store(w, v) {
 #ifdef BUG_NO_B
-  atomic { sb_flush(); sb_word = w; sb_val = v }
+  atomic { sb_flush(); sb_word = w; sb_val = v; sb_full = 1 }
 #else
   wordv[w] = v
 #endif
@@ -251,9 +250,13 @@ inline dequeue(n, to) {
   :: idx = nd[n].bucket;                      /* idx = AO_int_load_acquire(&n->bucket) */
      block(idx);                              /* pf_bucket_lock(tab, idx) */
      if
+#ifndef BUG_LOST_REQ_WAKE
      :: nd[n].bucket != idx ->                /* AO_int_load(&n->bucket) != idx: requeued meanwhile */
         bunlock(idx)                          /* pf_bucket_unlock; continue */
      :: else ->
+#else
+     :: true ->                               /* BUG: no re-check (E): a requeue may have moved n */
+#endif
         drain(idx);                           /* pf_bucket_ready_locked(tab, idx) */
         if
         :: nd[n].linked -> node_unlink(idx, n)   /* if (n->linked) pf_node_unlink_locked */
@@ -389,6 +392,9 @@ inline op_wake(w, mask, nr) {
      :: fast -> wret = 0
      :: else ->
         block(BKT(w));                                 /* pf_bucket_lock(tab, idx) */
+#ifdef BUG_NO_B
+        sb_flush();                                    /* the lock's CAS drains the store buffer */
+#endif
         queue_wake(BKT(w), w, mask, nr);               /* pf_queue_wake_locked */
         wret = ln;
         bunlock(BKT(w));                               /* pf_bucket_unlock */
@@ -404,7 +410,7 @@ inline op_wake(w, mask, nr) {
 inline op_requeue(w1, w2, nr, nr2, val3) {
   b1 = BKT(w1); b2 = BKT(w2);
   woken = 0; moved = 0;
-#ifndef BUG_NO_C
+#if !defined(BUG_NO_C) && !defined(BUG_NO_C_FRONT)
   waiters[b2]++;                                       /* (C) AO_int_fetch_and_add_full(&b2->waiters, 1) */
 #endif
   /* pf_bucket_lock2: in index order, one lock when the same */
@@ -463,7 +469,7 @@ inline op_requeue(w1, w2, nr, nr2, val3) {
   /* pf_bucket_unlock2(t1, i1, t2, i2) */
   bunlock(b1);
   if :: b1 != b2 -> bunlock(b2) :: else fi;
-#ifndef BUG_NO_C
+#if !defined(BUG_NO_C) && !defined(BUG_NO_C_FRONT)
   waiters[b2]--;                                       /* AO_int_fetch_and_add_full(&b2->waiters, -1) */
 #endif
   wake_list();                                         /* pf_wake_list(&list) */
@@ -550,6 +556,8 @@ proctype wakeop(byte w1; byte w2; byte nr; byte nr2)
 /* ---- configurations ----------------------------------------------------------------- */
 #if defined(CFG_REQ2)
 #define NPROC 2
+#elif defined(CFG_HUNT1) || defined(CFG_HUNT2)
+#define NPROC 4
 #else
 #define NPROC 3
 #endif
@@ -582,6 +590,18 @@ init {
     run waiter(1, B, 0, 255, 0, 1);
     run waiter(2, A, 0, 255, 1, 1);
     run wakeop(A, B, 1, 1);
+#elif defined(CFG_HUNT1)
+    /* larger: three timed waiters (A, A or B), one requeuer, two calls */
+    run waiter(1, A, 0, 255, 1, 1);
+    run waiter(2, A, 1, 255, 1, 1);
+    run waiter(3, A, 1, 255, 1, 1);
+    run requeuer(A, B, 2, 2, 2);
+#elif defined(CFG_HUNT2)
+    /* larger: two timed waiters with two waits each, two requeuers */
+    run waiter(1, A, 1, 255, 1, 2);
+    run waiter(2, A, 1, 255, 1, 2);
+    run requeuer(A, B, 1, 2, 1);
+    run requeuer(A, B, 1, 2, 1);
 #else
 #error "no configuration: -DCFG_WAKE, CFG_REQ, CFG_REQ2, CFG_REQWAKE or CFG_WAKEOP"
 #endif
