@@ -64,7 +64,6 @@ verify() {
 
 # The code as it is: every configuration verifies.
 verify wake ok -DCFG_WAKE
-verify wake-same ok -DCFG_WAKE -DSAMEBUCKET
 verify req ok -DCFG_REQ
 verify req-same ok -DCFG_REQ -DSAMEBUCKET
 verify req2 ok -DCFG_REQ2
