@@ -1,0 +1,616 @@
+/* pfutex.pml - a Promela model of the emulated futex engine (private table).
+ *
+ * Checked exhaustively by Spin (model/check.sh, `make check-model`); see
+ * model/README for the configurations, the properties and what is not
+ * modelled.  Every step names the code it stands for (function, fragment).
+ *
+ * Memory model: sequentially consistent (every AO_*_full / acquire /
+ * release primitive is an SC access), except the waker's store to its
+ * futex word under -DBUG_NO_B, which goes through a one-entry store buffer
+ * (TSO) that only a full barrier or a locked operation drains.
+ *
+ * Granularity: each access to a variable that another process reads or
+ * writes without holding the same bucket lock (waiters, incoming, state,
+ * bucket, the park word, the futex words) is a step of its own; accesses
+ * to what only the lock holder touches (queue links, linked, counted, key,
+ * wake_next, in_next after the take) are folded into the neighbouring step.
+ *
+ * Configurations (-DCFG_...): WAKE, REQ, REQWAKE, WAKEOP; see the bottom.
+ * Bug flags (-DBUG_...): LOST_REQ_WAKE (see README), NO_C, NO_B, TOUCH. */
+
+/* ---- sizes ---------------------------------------------------------------- */
+#define NB 2              /* buckets */
+#define NW 2              /* futex words: A = 0, B = 1 */
+#ifndef NN
+#define NN 2              /* nodes (one per waiter; node 0 is "none") */
+#endif
+#define A 0
+#define B 1
+#ifdef SAMEBUCKET
+#define BKT(w) 0          /* both words hash to bucket 0 */
+#else
+#define BKT(w) (w)
+#endif
+
+/* emu.h: enum { PF_W_IDLE = 0, PF_W_QUEUED, PF_W_WAKING, PF_W_DETACHED, PF_W_GONE } */
+#define IDLE 0
+#define QUEUED 1
+#define WAKING 2
+#define DETACHED 3
+#define GONE 4
+
+#define R_OK 0
+#define R_EAGAIN 1
+#define R_ETIMEDOUT 2
+#define R_EINTR 3
+#define R_NONE 9
+
+/* ---- shared state ---------------------------------------------------------- */
+typedef node_t {
+  byte key;        /* pf_node: key_lo/key_hi/key_space (the word)          */
+  byte bucket;     /* pf_node: bucket                                       */
+  byte next;       /* pf_node: next, prev (queue links, 0 = none)           */
+  byte prev;
+  byte in_next;    /* pf_node: in_next (incoming stack)                     */
+  byte wake_next;  /* pf_node: wake_next (waker's list)                     */
+  bit linked;      /* pf_node: linked                                       */
+  bit counted;     /* pf_node: counted                                      */
+  byte state;      /* pf_node: state                                        */
+  byte bitset;     /* pf_node: bitset                                       */
+  bit tok;         /* pf_park: word (0 armed, 1 token given)                */
+  /* ghosts (not in the code) */
+  bit live;        /* the owner's wait is in progress                       */
+  byte gen;        /* which wait of the owner                               */
+  byte onq;        /* the queue holding it: bucket + 1, 0 none              */
+  byte cby;        /* the waker (pid) that set WAKING in this wait, 0 none  */
+};
+node_t nd[NN + 1];
+
+byte lock[NB];       /* pf_bucket: lock (0 free, else holder pid + 1) */
+byte incoming[NB];   /* pf_bucket: incoming                           */
+byte waiters[NB];    /* pf_bucket: waiters                            */
+byte head[NB];       /* pf_bucket: head, tail                         */
+byte tail[NB];
+byte wordv[NW];      /* the futex words                               */
+
+/* ghosts: totals for the final check */
+byte g_woken;        /* nodes set WAKING by all wakers                 */
+byte g_ret0;         /* waits that returned 0                          */
+byte g_done;         /* processes finished                             */
+
+/* ---- queue code (table.c), the bucket lock held ----------------------------- */
+
+/* table.c: pf_queue_append_locked */
+inline q_append(b, n) {
+  assert(nd[n].onq == 0);
+  nd[n].next = 0;                    /* n->next = 0 */
+  nd[n].prev = tail[b];              /* n->prev = t ? b->tail : 0 */
+  if
+  :: tail[b] != 0 -> nd[tail[b]].next = n   /* t->next = ref */
+  :: else -> head[b] = n                    /* b->head = ref */
+  fi;
+  tail[b] = n;                       /* b->tail = ref */
+  nd[n].onq = b + 1
+}
+
+/* table.c: pf_queue_unlink_locked */
+inline q_unlink(b, n) {
+  assert(nd[n].onq == b + 1);        /* the node is on this bucket's queue */
+  if
+  :: nd[n].prev != 0 -> nd[nd[n].prev].next = nd[n].next   /* p->next = n->next */
+  :: else -> head[b] = nd[n].next                          /* b->head = n->next */
+  fi;
+  if
+  :: nd[n].next != 0 -> nd[nd[n].next].prev = nd[n].prev   /* x->prev = n->prev */
+  :: else -> tail[b] = nd[n].prev                          /* b->tail = n->prev */
+  fi;
+  nd[n].next = 0; nd[n].prev = 0;    /* n->next = n->prev = 0 */
+  nd[n].onq = 0
+}
+
+/* table.c: pf_bucket_drain_locked.  The take (CAS(&b->incoming, top, 0)) is
+ * the only access others make without the lock; the reversal and the
+ * appends are the lock holder's. */
+inline drain(b) {
+  d_step {
+    top = incoming[b]; incoming[b] = 0;       /* AO_int_compare_and_swap_full(&b->incoming, top, 0) */
+    rev = 0; s = top;
+    do                                        /* for (s = top; s;) { next = n->in_next; n->in_next = rev; ... } */
+    :: s != 0 -> assert(nd[s].live); nx = nd[s].in_next; nd[s].in_next = rev; rev = s; s = nx
+    :: else -> break
+    od;
+    do                                        /* while (rev) { ... if (!n->linked) append; n->linked = 1 } */
+    :: rev != 0 ->
+       nx = nd[rev].in_next; nd[rev].in_next = 0;
+       if
+       :: !nd[rev].linked -> q_append(b, rev); nd[rev].linked = 1
+       :: else
+       fi;
+       rev = nx
+    :: else -> break
+    od;
+    top = 0; s = 0; nx = 0
+  }
+}
+
+/* table.c: pf_bucket_lock (private table): CAS(l, 0, 1), spinning */
+inline block(b) {
+  atomic { lock[b] == 0 -> lock[b] = _pid + 1 }
+}
+/* table.c: pf_bucket_unlock: AO_int_store_release(&lock, 0) */
+inline bunlock(b) {
+  assert(lock[b] == _pid + 1); lock[b] = 0
+}
+
+/* table.c: pf_node_unlink_locked: unlink, linked = 0, and give back the count (A).
+ * Two steps: the queue (lock) and the count (read by the wake fast path). */
+inline node_unlink(b, n) {
+  atomic {
+    q_unlink(b, n);                           /* pf_queue_unlink_locked(tab, b, n) */
+    nd[n].linked = 0;                         /* n->linked = 0 */
+    if
+    :: nd[n].counted ->
+       nd[n].counted = 0;                     /* n->counted = 0 */
+       assert(waiters[b] > 0);
+       waiters[b]--                           /* AO_int_fetch_and_add_full(&b->waiters, -1) */
+    :: else
+    fi
+  }
+}
+
+/* ---- the waker's store buffer (BUG_NO_B only) --------------------------------- */
+#ifdef BUG_NO_B
+bit sb_full;         /* the waker's store buffer holds a word */
+byte sb_word;        /* which word, and its value */
+byte sb_val;
+inline sb_flush() {
+  if :: sb_full -> wordv[sb_word] = sb_val; sb_full = 0 :: else fi
+}
+#endif
+
+/* the caller's store to the futex word, before it calls wake (wait.c: "K: *uaddr = new") */
+inline word_store(w, v) {
+#ifdef BUG_NO_B
+  atomic { sb_flush(); sb_word = w; sb_val = v; sb_full = 1 }
+#else
+  wordv[w] = v
+#endif
+}
+
+/* ---- waking (table.c: pf_queue_wake_locked, pf_wake_list) ----------------------- */
+
+/* table.c: pf_queue_wake_locked(tab, i, k, mask, nr, &l): drain (ready),
+ * then walk the queue from its head; the caller holds bucket b's lock.
+ * Adds to the caller's list (lh/lt/ln, and ghosts lgen[] per node). */
+inline queue_wake(b, w, mask, nr) {
+  drain(b);                                   /* pf_bucket_ready_locked(tab, i) */
+  cnt = 0;
+  r = head[b];                                /* for (r = b->head; r && n < nr; r = next) */
+  do
+  :: r != 0 && cnt < nr ->
+     atomic {
+       assert(nd[r].live && nd[r].onq == b + 1);
+       nx = nd[r].next;                       /* next = w->next */
+       if                                     /* state != QUEUED || !keyeq || !(bitset & mask): continue */
+       :: nd[r].state != QUEUED || nd[r].key != w || (nd[r].bitset & mask) == 0 -> skip_it = 1
+       :: else -> skip_it = 0
+       fi
+     }
+     if
+     :: skip_it -> r = nx
+     :: else ->
+        node_unlink(b, r);                    /* pf_node_unlink_locked(tab, b, w) */
+        atomic {
+          assert(nd[r].state == QUEUED);
+          nd[r].state = WAKING;               /* AO_int_store(&w->state, PF_W_WAKING) */
+          assert(nd[r].cby == 0);
+          nd[r].cby = _pid; g_woken++;        /* ghost: counted by this waker */
+          lgen[r] = nd[r].gen;
+          nd[r].wake_next = 0;                /* w->wake_next = 0 */
+          if
+          :: lt != 0 -> nd[lt].wake_next = r  /* l->tail->wake_next = r */
+          :: else -> lh = r                   /* l->head = r */
+          fi;
+          lt = r; ln++;                       /* l->tail = w; l->n++ */
+          cnt++; r = nx
+        }
+     fi
+  :: else -> break
+  od;
+  r = 0; nx = 0
+}
+
+/* table.c: pf_wake_list: r = w->wake_next read before the token is given;
+ * unpark is the last touch (wait.c (D)). */
+inline wake_list() {
+  r = lh;
+  do
+  :: r != 0 && ln > 0 ->
+#ifndef BUG_TOUCH
+     atomic { assert(nd[r].live && nd[r].gen == lgen[r]); nx = nd[r].wake_next }   /* r = w->wake_next */
+     atomic { assert(nd[r].live && nd[r].gen == lgen[r]); nd[r].tok = 1 }          /* unpark: AO_int_store_release(&k->word, 1) */
+#else
+     /* BUG_TOUCH: the historical order, the token first, then the list link */
+     atomic { assert(nd[r].live && nd[r].gen == lgen[r]); nd[r].tok = 1 }          /* unpark */
+     atomic { assert(nd[r].live && nd[r].gen == lgen[r]); nx = nd[r].wake_next }   /* touch after the token */
+#endif
+     r = nx; ln--
+  :: else -> break
+  od;
+  lh = 0; lt = 0; ln = 0; r = 0; nx = 0
+}
+
+/* ---- the waiter (wait.c) ------------------------------------------------------- */
+
+/* table.c: pf_waiter_dequeue(w, to, 0): lock the bucket the node names,
+ * re-check the name (requeue may have moved it: follow it), drain, unlink,
+ * QUEUED -> to.  took: 1 if it was still QUEUED. */
+inline dequeue(n, to) {
+  do
+  :: idx = nd[n].bucket;                      /* idx = AO_int_load_acquire(&n->bucket) */
+     block(idx);                              /* pf_bucket_lock(tab, idx) */
+     if
+#ifndef BUG_LOST_REQ_WAKE
+     :: nd[n].bucket != idx ->                /* AO_int_load(&n->bucket) != idx: requeued meanwhile */
+        bunlock(idx)                          /* pf_bucket_unlock; continue */
+     :: else ->
+#else
+     :: true ->                               /* BUG: no re-check (E): a requeue may have moved n */
+#endif
+        drain(idx);                           /* pf_bucket_ready_locked(tab, idx) */
+        if
+        :: nd[n].linked -> node_unlink(idx, n)   /* if (n->linked) pf_node_unlink_locked */
+        :: else
+        fi;
+        atomic {
+          took = (nd[n].state == QUEUED);     /* queued = AO_int_load(&n->state) == PF_W_QUEUED */
+          if :: took -> nd[n].state = to :: else fi   /* AO_int_store(&n->state, to) */
+        }
+        bunlock(idx);
+        break
+     fi
+  od;
+  idx = 0
+}
+
+/* One wait (pf_emu_wait -> pf_emu_wait_queued -> pf_emu_wait_once) of node n
+ * on word w expecting val, bitset mask; timed: the park may end with
+ * ETIMEDOUT at any point.  Sets ret. */
+inline wait_once(n, w, val, mask, timed) {
+  /* pf_emu_wait: if (pf_wait_mismatch(r->uaddr, r->val)) return -EAGAIN (fast path) */
+  if
+  :: wordv[w] != val -> ret = R_EAGAIN
+  :: else ->
+  atomic {
+    /* pf_waiter_claim: t->depth = 1; prepare: AO_int_store(&k->word, 0) */
+    nd[n].tok = 0;
+    nd[n].live = 1; nd[n].gen++; nd[n].cby = 0;        /* ghosts */
+    /* pf_emu_wait_once: setkey, bitset, AO_int_store(&n->bucket, idx), linked = counted = 0 */
+    nd[n].key = w; nd[n].bitset = mask; nd[n].bucket = BKT(w);
+    nd[n].linked = 0; nd[n].counted = 0; nd[n].in_next = 0;
+    nd[n].state = QUEUED                               /* AO_int_store(&n->state, PF_W_QUEUED) */
+  }
+  atomic {
+    waiters[BKT(w)]++;                                 /* (A) AO_int_fetch_and_add_full(&b->waiters, 1) */
+    nd[n].counted = 1                                  /* n->counted = 1 */
+  }
+  atomic {                                             /* (H) pf_bucket_push: CAS(in, old, ref) */
+    nd[n].in_next = incoming[BKT(w)]; incoming[BKT(w)] = n
+  }
+  if
+  :: wordv[w] != val ->                                /* pf_word_load(r->uaddr) != r->val */
+     dequeue(n, GONE);                                 /* pf_waiter_leave(w) */
+     if
+     :: took -> ret = R_EAGAIN
+     :: else ->
+        nd[n].tok == 1;                                /* pf_waiter_collect(w) */
+        if                                             /* st == PF_W_WAKING ? 0 : -EAGAIN */
+        :: nd[n].state == WAKING -> ret = R_OK
+        :: else -> ret = R_EAGAIN
+        fi
+     fi;
+     nd[n].state = IDLE                                /* AO_int_store(&n->state, PF_W_IDLE) */
+  :: else ->
+     /* pf_waiter_sleep(w, dl, async) */
+     do
+     :: /* ret = pf_waiter_park(w, dl, async): fpark_park returns 0 once the
+         * word is 1; a timed park may end with ETIMEDOUT whenever it has
+         * not seen the token (its last check of the word, then the return). */
+        if
+        :: nd[n].tok == 1 -> ret = R_OK
+        :: timed && nd[n].tok == 0 -> ret = R_ETIMEDOUT
+        fi;
+        if
+        :: ret != R_OK -> break                        /* if (ret != 0 || state != QUEUED) break */
+        :: else
+        fi;
+        if
+        :: nd[n].state != QUEUED -> break
+        :: else
+        fi;
+        /* (R) a surplus token: take it back (CAS(&n->park.word, tok, 0)) and look again */
+        nd[n].tok = 0;
+        if
+        :: nd[n].state != QUEUED -> break
+        :: else
+        fi
+     od;
+     if
+     :: ret != R_OK ->
+        dequeue(n, GONE);                              /* if (pf_waiter_leave(w)) */
+        if
+        :: took -> nd[n].state = IDLE; goto returned   /* AO_int_store(&n->state, PF_W_IDLE); return ret */
+        :: else
+        fi;
+        nd[n].tok == 1                                 /* pf_waiter_collect(w): (D) the token is due */
+     :: else
+     fi;
+     st = nd[n].state;                                 /* st = AO_int_load(&n->state) */
+     nd[n].state = IDLE;                               /* AO_int_store(&n->state, PF_W_IDLE) */
+     if
+     :: st == WAKING -> ret = R_OK                     /* return st == PF_W_WAKING ? 0 : -EINTR */
+     :: else -> ret = R_EINTR
+     fi;
+returned:
+     skip
+  fi;
+  /* pf_self_pop: AO_int_store(&w->node->state, PF_W_IDLE); t->depth = 0 */
+  atomic {
+    nd[n].state = IDLE;
+    /* ghosts: the wait is over.  Woken wins (D) and no lost count:
+     * counted by a waker <=> returns 0. */
+    assert(nd[n].onq == 0 && nd[n].linked == 0);
+    assert((nd[n].cby != 0) == (ret == R_OK));
+    if :: ret == R_OK -> g_ret0++ :: else fi;
+    nd[n].live = 0
+  }
+  fi
+}
+
+/* ---- the operations (wake.c, requeue.c) ------------------------------------------ */
+
+/* wake.c: pf_emu_wake(r): the fast path (B), then pf_emu_wake_queued. */
+inline op_wake(w, mask, nr) {
+  if
+  :: nr == 0 -> wret = 0                               /* if (r->nr == 0) return 0 */
+  :: else ->
+     /* pf_emu_nobody_waits: AO_nop_full() (B), AO_int_load(&b->waiters) == 0 */
+#ifndef BUG_NO_B
+     atomic {
+       if
+       :: waiters[BKT(w)] == 0 ->
+          fast = 1;
+          /* the count covers every node queued or pushed (A) and moved (C) */
+          assert(incoming[BKT(w)] == 0 && head[BKT(w)] == 0)
+       :: else -> fast = 0
+       fi
+     }
+#else
+     fast = (waiters[BKT(w)] == 0);                    /* no (B): the word may still be buffered */
+#endif
+     if
+     :: fast -> wret = 0
+     :: else ->
+        block(BKT(w));                                 /* pf_bucket_lock(tab, idx) */
+#ifdef BUG_NO_B
+        sb_flush();                                    /* the lock's CAS drains the store buffer */
+#endif
+        queue_wake(BKT(w), w, mask, nr);               /* pf_queue_wake_locked */
+        wret = ln;
+        bunlock(BKT(w));                               /* pf_bucket_unlock */
+        wake_list()                                    /* pf_wake_list(&list) */
+     fi
+  fi;
+#ifdef BUG_NO_B
+  sb_flush()
+#endif
+}
+
+/* requeue.c: pf_emu_requeue: CMP_REQUEUE from word w1 to w2. */
+inline op_requeue(w1, w2, nr, nr2, val3) {
+  b1 = BKT(w1); b2 = BKT(w2);
+  woken = 0; moved = 0;
+#if !defined(BUG_NO_C) && !defined(BUG_NO_C_FRONT)
+  waiters[b2]++;                                       /* (C) AO_int_fetch_and_add_full(&b2->waiters, 1) */
+#endif
+  /* pf_bucket_lock2: in index order, one lock when the same */
+  if
+  :: b1 == b2 -> block(b1)
+  :: b1 < b2 -> block(b1); block(b2)
+  :: b1 > b2 -> block(b2); block(b1)
+  fi;
+  if
+  :: wordv[w1] != val3 -> rret = R_EAGAIN + 100        /* pf_word_load(r->uaddr) != r->val: -EAGAIN */
+  :: else ->
+     if
+     :: nr > 0 -> queue_wake(b1, w1, 255, nr)          /* pf_queue_wake_locked(t1, i1, &k1, ANY, r->nr, &list) */
+     :: else
+     fi;
+     woken = ln;                                       /* woken = list.n */
+     if
+     :: nr2 > 0 ->
+        drain(b1);                                     /* pf_bucket_ready_locked(t1, i1) */
+        if :: b1 != b2 -> drain(b2) :: else fi;        /* pf_bucket_ready_locked(t2, i2) */
+        r = head[b1];                                  /* for (ref = b1->head; ref && moved < r->nr2; ref = next) */
+        do
+        :: r != 0 && moved < nr2 ->
+           atomic {
+             assert(nd[r].live && nd[r].onq == b1 + 1);
+             nx = nd[r].next;                          /* next = w->next */
+             skip_it = (nd[r].state != QUEUED || nd[r].key != w1)
+           }
+           if
+           :: skip_it -> r = nx                        /* continue */
+           :: !skip_it && b1 != b2 ->
+              atomic {
+#ifndef BUG_NO_C
+                waiters[b2]++;                         /* AO_int_fetch_and_add_full(&b2->waiters, 1) */
+#endif
+                nd[r].key = w2                         /* pf_node_setkey(w, &k2) */
+              }
+              nd[r].bucket = b2;                       /* AO_int_store_release(&w->bucket, i2) (E) */
+              q_unlink(b1, r);                         /* pf_queue_unlink_locked(t1, b1, w) */
+              atomic {
+                assert(waiters[b1] > 0);
+                waiters[b1]--;                         /* AO_int_fetch_and_add_full(&b1->waiters, -1) */
+                q_append(b2, r)                        /* pf_queue_append_locked(t2, b2, w, ref) */
+              }
+              moved++; r = nx
+           :: !skip_it && b1 == b2 ->
+              nd[r].key = w2;                          /* pf_node_setkey(w, &k2) */
+              moved++; r = nx
+           fi
+        :: else -> break
+        od
+     :: else
+     fi;
+     rret = woken + moved                              /* ret = woken + moved */
+  fi;
+  /* pf_bucket_unlock2(t1, i1, t2, i2) */
+  bunlock(b1);
+  if :: b1 != b2 -> bunlock(b2) :: else fi;
+#if !defined(BUG_NO_C) && !defined(BUG_NO_C_FRONT)
+  waiters[b2]--;                                       /* AO_int_fetch_and_add_full(&b2->waiters, -1) */
+#endif
+  wake_list();                                         /* pf_wake_list(&list) */
+  r = 0; nx = 0
+}
+
+/* ---- the processes ------------------------------------------------------------------ */
+
+#define WAITER_LOCALS byte ret, st, idx, top, rev, s, nx; bit took
+
+/* A waiter: `waits` waits of node n; each on word w0 or, if alt, on either word. */
+proctype waiter(byte n; byte w0; bit alt; byte mask; bit timed; byte waits)
+{
+  WAITER_LOCALS;
+  byte w, i;
+  i = 0;
+  do
+  :: i < waits ->
+     if :: w = w0 :: alt -> w = 1 - w0 fi;
+     wait_once(n, w, 0, mask, timed);
+     i++
+  :: else -> break
+  od;
+  g_done++
+}
+
+#define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret; bit skip_it, fast
+
+/* WAKE / WAKE_BITSET: the caller stores a new value, then wakes nr (mask). */
+proctype waker(byte w; byte nr; bit pickmask)
+{
+  WAKER_LOCALS;
+  byte mask = 255;
+  if :: pickmask -> mask = 1 :: true fi;   /* the untimed waiter's bitset is 1 */
+  word_store(w, 1);
+  op_wake(w, mask, nr);
+  /* exact count: the return is the number of nodes it set WAKING */
+  g_done++
+}
+
+/* CMP_REQUEUE from word w1 to w2: nr in 0..nrmax, nr2 in 0..nr2max, val3 the
+ * word's value (0: the compare passes). */
+proctype requeuer(byte w1; byte w2; byte nrmax; byte nr2max; byte times)
+{
+  WAKER_LOCALS;
+  byte nr, nr2, b1, b2, woken, moved, rret, k;
+  k = 0;
+  do
+  :: k < times ->
+     nr = 0; nr2 = 0;
+     do :: nr < nrmax -> nr++ :: break od;
+     do :: nr2 < nr2max -> nr2++ :: break od;
+     op_requeue(w1, w2, nr, nr2, 0);
+     /* exact counts: woken + moved; woken <= nr, moved <= nr2 */
+     assert(rret == woken + moved && woken <= nr && moved <= nr2);
+     k++
+  :: else -> break
+  od;
+  g_done++
+}
+
+/* WAKE_OP on (w1, w2), op SET 1 on w2, cmp always true: wake nr on w1 and
+ * nr2 on w2 under both locks (wake.c: pf_emu_wake_op). */
+proctype wakeop(byte w1; byte w2; byte nr; byte nr2)
+{
+  WAKER_LOCALS;
+  byte b1, b2, l1n;
+  b1 = BKT(w1); b2 = BKT(w2);
+  if
+  :: b1 == b2 -> block(b1)                             /* pf_bucket_lock2 */
+  :: b1 < b2 -> block(b1); block(b2)
+  :: b1 > b2 -> block(b2); block(b1)
+  fi;
+  wordv[w2] = 1;                                       /* CAS(uaddr2, old, pf_wakeop_apply(op, old)) */
+  queue_wake(b1, w1, 255, nr);                         /* pf_queue_wake_locked(t1, i1, ...) */
+  l1n = ln;
+  queue_wake(b2, w2, 255, nr2);                        /* cmp true: pf_queue_wake_locked(t2, i2, ...) */
+  bunlock(b1);                                         /* pf_bucket_unlock2 */
+  if :: b1 != b2 -> bunlock(b2) :: else fi;
+  wake_list();                                         /* pf_wake_list(&l1); pf_wake_list(&l2) */
+  g_done++
+}
+
+/* ---- configurations ----------------------------------------------------------------- */
+#if defined(CFG_REQ2)
+#define NPROC 2
+#elif defined(CFG_HUNT1) || defined(CFG_HUNT2)
+#define NPROC 4
+#else
+#define NPROC 3
+#endif
+
+init {
+  atomic {
+#if defined(CFG_WAKE)
+    /* WAIT vs WAKE_BITSET: an untimed waiter (bitset 1) must be woken;
+     * a timed one (bitset 1 or 2) may time out at any point. */
+    run waiter(1, A, 0, 1, 0, 1);
+    if :: run waiter(2, A, 0, 1, 1, 1) :: run waiter(2, A, 0, 2, 1, 1) fi;
+    run waker(A, 2, 1);
+#elif defined(CFG_REQ)
+    /* timed WAIT on A (and A or B) vs CMP_REQUEUE A -> B, nr 0..1, nr2 0..2 */
+    run waiter(1, A, 0, 255, 1, 1);
+    run waiter(2, A, 1, 255, 1, 1);
+    run requeuer(A, B, 1, 2, 1);
+#elif defined(CFG_REQ2)
+    /* one waiter, two waits (node reuse), two CMP_REQUEUEs A -> B */
+    run waiter(1, A, 1, 255, 1, 2);
+    run requeuer(A, B, 1, 1, 2);
+#elif defined(CFG_REQWAKE)
+    /* CMP_REQUEUE A -> B vs WAKE on B (C): the wake's fast path may skip
+     * only an empty bucket; a timed waiter on A */
+    run waiter(1, A, 0, 255, 1, 1);
+    run requeuer(A, B, 0, 1, 1);
+    run waker(B, 1, 0);
+#elif defined(CFG_WAKEOP)
+    /* WAKE_OP (A, B) vs an untimed waiter on B and a timed one on A */
+    run waiter(1, B, 0, 255, 0, 1);
+    run waiter(2, A, 0, 255, 1, 1);
+    run wakeop(A, B, 1, 1);
+#elif defined(CFG_HUNT1)
+    /* larger: three timed waiters (A, A or B), one requeuer, two calls */
+    run waiter(1, A, 0, 255, 1, 1);
+    run waiter(2, A, 1, 255, 1, 1);
+    run waiter(3, A, 1, 255, 1, 1);
+    run requeuer(A, B, 2, 2, 2);
+#elif defined(CFG_HUNT2)
+    /* larger: two timed waiters with two waits each, two requeuers */
+    run waiter(1, A, 1, 255, 1, 2);
+    run waiter(2, A, 1, 255, 1, 2);
+    run requeuer(A, B, 1, 2, 1);
+    run requeuer(A, B, 1, 2, 1);
+#else
+#error "no configuration: -DCFG_WAKE, CFG_REQ, CFG_REQ2, CFG_REQWAKE or CFG_WAKEOP"
+#endif
+  }
+  /* the end: everyone finished (a process stuck in a park or a lock is an
+   * invalid end state); the counts are exact */
+  g_done == NPROC;
+  assert(g_woken == g_ret0);
+  assert(waiters[0] == 0 && waiters[1] == 0);
+  assert(incoming[0] == 0 && incoming[1] == 0 && head[0] == 0 && head[1] == 0);
+  assert(lock[0] == 0 && lock[1] == 0)
+}
