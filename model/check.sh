@@ -75,5 +75,7 @@ verify bug-no-c error -DCFG_REQWAKE -DBUG_NO_C
 verify bug-no-b error -DCFG_WAKE -DBUG_NO_B
 verify bug-touch error -DCFG_WAKE -DBUG_TOUCH
 verify bug-lost-req-wake error -DCFG_REQ -DBUG_LOST_REQ_WAKE
+# the lost wakeup of issue 17 (requeue drained its source bucket twice)
+verify bug-double-drain error -DCFG_REQ -DBUG_DOUBLE_DRAIN
 
 exit $fail

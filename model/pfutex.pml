@@ -76,6 +76,8 @@ byte wordv[NW];      /* the futex words                               */
 /* ghosts: totals for the final check */
 byte g_woken;        /* nodes set WAKING by all wakers                 */
 byte g_ret0;         /* waits that returned 0                          */
+byte g_seen;         /* wakes the callers count: WAKE's return, requeue's
+                        min(return, nr), WAKE_OP's return              */
 byte g_done;         /* processes finished                             */
 
 /* ---- queue code (table.c), the bucket lock held ----------------------------- */
@@ -179,11 +181,15 @@ inline word_store(w, v) {
 
 /* ---- waking (table.c: pf_queue_wake_locked, pf_wake_list) ----------------------- */
 
-/* table.c: pf_queue_wake_locked(tab, i, k, mask, nr, &l): drain (ready),
- * then walk the queue from its head; the caller holds bucket b's lock.
+/* table.c: pf_queue_wake_locked(tab, i, k, mask, nr, &l): walk the queue
+ * from its head; the caller holds bucket b's lock and drained it once
+ * (wait.c (I)).  BUG_DOUBLE_DRAIN: the code before 0cefd89, whose walk
+ * drained the bucket itself, so requeue drained its source twice.
  * Adds to the caller's list (lh/lt/ln, and ghosts lgen[] per node). */
 inline queue_wake(b, w, mask, nr) {
-  drain(b);                                   /* pf_bucket_ready_locked(tab, i) */
+#ifdef BUG_DOUBLE_DRAIN
+  drain(b);                                   /* old: pf_bucket_ready_locked(tab, i) in the walk */
+#endif
   cnt = 0;
   r = head[b];                                /* for (r = b->head; r && n < nr; r = next) */
   do
@@ -395,6 +401,9 @@ inline op_wake(w, mask, nr) {
 #ifdef BUG_NO_B
         sb_flush();                                    /* the lock's CAS drains the store buffer */
 #endif
+#ifndef BUG_DOUBLE_DRAIN
+        drain(BKT(w));                                 /* pf_bucket_ready_locked(tab, idx) (I) */
+#endif
         queue_wake(BKT(w), w, mask, nr);               /* pf_queue_wake_locked */
         wret = ln;
         bunlock(BKT(w));                               /* pf_bucket_unlock */
@@ -422,6 +431,10 @@ inline op_requeue(w1, w2, nr, nr2, val3) {
   if
   :: wordv[w1] != val3 -> rret = R_EAGAIN + 100        /* pf_word_load(r->uaddr) != r->val: -EAGAIN */
   :: else ->
+#ifndef BUG_DOUBLE_DRAIN
+     drain(b1);                                        /* pf_bucket_ready2_locked(t1, i1, t2, i2): */
+     if :: b1 != b2 -> drain(b2) :: else fi;           /*   each bucket once (I) */
+#endif
      if
      :: nr > 0 -> queue_wake(b1, w1, 255, nr)          /* pf_queue_wake_locked(t1, i1, &k1, ANY, r->nr, &list) */
      :: else
@@ -429,8 +442,10 @@ inline op_requeue(w1, w2, nr, nr2, val3) {
      woken = ln;                                       /* woken = list.n */
      if
      :: nr2 > 0 ->
-        drain(b1);                                     /* pf_bucket_ready_locked(t1, i1) */
-        if :: b1 != b2 -> drain(b2) :: else fi;        /* pf_bucket_ready_locked(t2, i2) */
+#ifdef BUG_DOUBLE_DRAIN
+        drain(b1);                                     /* old: pf_bucket_ready_locked(t1, i1) again */
+        if :: b1 != b2 -> drain(b2) :: else fi;        /* old: pf_bucket_ready_locked(t2, i2) */
+#endif
         r = head[b1];                                  /* for (ref = b1->head; ref && moved < r->nr2; ref = next) */
         do
         :: r != 0 && moved < nr2 ->
@@ -506,6 +521,7 @@ proctype waker(byte w; byte nr; bit pickmask)
   if :: pickmask -> mask = 1 :: true fi;   /* the untimed waiter's bitset is 1 */
   word_store(w, 1);
   op_wake(w, mask, nr);
+  g_seen = g_seen + wret;                              /* the caller counts the return */
   /* exact count: the return is the number of nodes it set WAKING */
   g_done++
 }
@@ -525,6 +541,12 @@ proctype requeuer(byte w1; byte w2; byte nrmax; byte nr2max; byte times)
      op_requeue(w1, w2, nr, nr2, 0);
      /* exact counts: woken + moved; woken <= nr, moved <= nr2 */
      assert(rret == woken + moved && woken <= nr && moved <= nr2);
+     /* what the caller can see: the kernel moves only once nr were woken,
+      * so min(return, nr) is the number woken (the storm's invariant) */
+     assert(rret >= 100 || moved == 0 || woken == nr);
+     if :: rret < 100 && rret < nr -> g_seen = g_seen + rret
+        :: rret < 100 && rret >= nr -> g_seen = g_seen + nr
+        :: else fi;
      k++
   :: else -> break
   od;
@@ -544,11 +566,16 @@ proctype wakeop(byte w1; byte w2; byte nr; byte nr2)
   :: b1 > b2 -> block(b2); block(b1)
   fi;
   wordv[w2] = 1;                                       /* CAS(uaddr2, old, pf_wakeop_apply(op, old)) */
+#ifndef BUG_DOUBLE_DRAIN
+  drain(b1);                                           /* pf_bucket_ready2_locked: after the store (I) */
+  if :: b1 != b2 -> drain(b2) :: else fi;
+#endif
   queue_wake(b1, w1, 255, nr);                         /* pf_queue_wake_locked(t1, i1, ...) */
   l1n = ln;
   queue_wake(b2, w2, 255, nr2);                        /* cmp true: pf_queue_wake_locked(t2, i2, ...) */
   bunlock(b1);                                         /* pf_bucket_unlock2 */
   if :: b1 != b2 -> bunlock(b2) :: else fi;
+  g_seen = g_seen + ln;                                /* the caller counts l1.n + l2.n */
   wake_list();                                         /* pf_wake_list(&l1); pf_wake_list(&l2) */
   g_done++
 }
@@ -610,6 +637,7 @@ init {
    * invalid end state); the counts are exact */
   g_done == NPROC;
   assert(g_woken == g_ret0);
+  assert(g_seen == g_ret0);     /* the callers' counts: no lost wakeup as a caller sees it */
   assert(waiters[0] == 0 && waiters[1] == 0);
   assert(incoming[0] == 0 && incoming[1] == 0 && head[0] == 0 && head[1] == 0);
   assert(lock[0] == 0 && lock[1] == 0)
