@@ -68,6 +68,12 @@ pf_emu_wake_op(const struct pf_req *r)
     return ret;
   if ((ret = pf_key_make(r->uaddr2, r->flags, &k2, &t2)) < 0)
     return ret;
+  /* Both keys before the op, as Linux makes them: a shared key on a page
+   * the kernel would refuse is EFAULT, with nothing stored. */
+  if (k1.space == PF_KEY_SHARED_LOCAL && (ret = pf_os_shared_key_check(r->uaddr)) < 0)
+    return ret;
+  if (k2.space == PF_KEY_SHARED_LOCAL && (ret = pf_os_shared_key_check(r->uaddr2)) < 0)
+    return ret;
   if (!pf_wakeop_valid_op(r->wakeop))
     return -ENOSYS;                                     /* nothing stored */
   if ((ret = pf_word_check(r->uaddr2)) < 0)
