@@ -86,14 +86,17 @@ run_ops(struct pf_region *rg, struct fz_in *in)
 {
   uint32_t *u = pfutex_region_addr(rg);
   size_t n = pfutex_region_size(rg) / 4;
-  uint32_t *w0 = &u[0], *w1 = &u[1 + fz_u8(in) % 3], *wl = &u[n - 1];
+  uint32_t *w0, *w1, *wl;
   struct timespec zero = { 0, 0 }, past;
   int nr = 1 + fz_u8(in) % 4, nr2 = fz_u8(in) % 4;
   uint32_t wakeop = fz_u32(in);
   int k;
 
-  if (n == 0)
-    return;                             /* a header that says so: no word to use */
+  if (n < 4)
+    return;                             /* a header that says so: no words to use */
+  w0 = &u[0];
+  w1 = &u[1 + fz_u8(in) % 3];
+  wl = &u[n - 1];
   clock_gettime(CLOCK_MONOTONIC, &past);
   past.tv_sec -= 1;
   *w0 = fz_u8(in);
