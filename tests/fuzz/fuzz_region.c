@@ -94,6 +94,10 @@ run_ops(struct pf_region *rg, struct fz_in *in)
 
   if (n < 4)
     return;                             /* a header that says so: no words to use */
+  if ((uintptr_t)u % 64) {
+    fz_fail("the user area of a region is misaligned (%p)", (void *)u);
+    return;
+  }
   w0 = &u[0];
   w1 = &u[1 + fz_u8(in) % 3];
   wl = &u[n - 1];
