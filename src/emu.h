@@ -399,7 +399,7 @@ pf_region_find(const void *p)
   AO_t n = AO_load_acquire(&pf_regions_n), i;
   for (i = 0; i < n; i++) {
     struct pf_region *rg = (struct pf_region *)AO_load_acquire(&pf_regions[i]);
-    if (rg && (uintptr_t)p - rg->lo <= rg->span - 4)
+    if (rg && rg->span >= 4 && (uintptr_t)p - rg->lo <= rg->span - 4)   /* (span < 4: no word) */
       return rg;
   }
   return NULL;

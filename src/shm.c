@@ -488,7 +488,7 @@ pf_layout_check(const struct pf_rgn_hdr *h, uint64_t size, struct pf_geom *g)
       || g->buckets_off < g->procs_off + (uint64_t)g->nprocs * sizeof(struct pf_rgn_proc)
       || g->buckets_off % 64
       || g->slots_off < g->buckets_off + (uint64_t)g->nbuckets * sizeof(struct pf_bucket)
-      || g->slots_off % 64)
+      || g->slots_off % 64 || g->user_off % 64)
     return -ENOTRECOVERABLE;
   end = g->slots_off + (uint64_t)g->nslots * sizeof(struct pf_node);
   if (end > g->user_off || g->user_size > g->total - g->user_off)
