@@ -344,6 +344,22 @@ owner_pid(pfutex_region_t *r, uint32_t o)
 
 /* Is pid's node queued (QUEUED, pushed when `pushed`) on word w, its owner
  * alive?  With pid 0: how many such nodes. */
+/* Is slot ref linked on its key's bucket, or on that bucket's incoming
+ * stack?  (A read of a live region: bounded, and polled by the caller.) */
+static int
+on_bucket(struct pf_table *tab, const struct pf_key *k, uint32_t ref)
+{
+  struct pf_bucket *b = &tab->buckets[pf_key_bucket(tab, k)];
+  uint32_t r, n = 0;
+  if (AO_int_load(&tab->slots[ref - 1].linked))
+    return 1;
+  for (r = AO_int_load(&b->incoming); r && r <= tab->nslots && n++ <= tab->nslots;
+       r = AO_int_load(&tab->slots[r - 1].in_next))
+    if (r == ref)
+      return 1;
+  return 0;
+}
+
 static int
 queued_on(pfutex_region_t *r, uint32_t *w, pid_t pid, int pushed)
 {
@@ -357,7 +373,11 @@ queued_on(pfutex_region_t *r, uint32_t *w, pid_t pid, int pushed)
     uint32_t o = AO_int_load(&nd->owner);
     if (o == 0 || AO_int_load(&nd->state) != PF_W_QUEUED || !pf_node_keyeq(nd, &k))
       continue;
-    if (pushed && !AO_int_load(&nd->pushed))
+    /* pushed: its push has landed (a wake that starts now finds it): on
+     * the queue, or on the bucket's incoming stack.  (Its pushed flag is
+     * set before the push's compare-and-swap, for the rebuild: not
+     * enough.) */
+    if (pushed && !(AO_int_load(&nd->pushed) && on_bucket(tab, &k, s + 1)))
       continue;
     if (!pf_node_owner_alive(tab, nd))
       continue;
