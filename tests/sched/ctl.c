@@ -164,8 +164,9 @@ runnable(int t)
     return 1;
   case T_PARK:
     return *th[t].word != 0;
-  case T_SPIN:                         /* until the lock word changes */
-    return th[t].last ? *th[t].last != th[t].spin_val : progress > th[t].spin_mark;
+  case T_SPIN:                         /* until the lock word changes, or its holder died */
+    return th[t].last ? *th[t].last != th[t].spin_val || lockid_dead(th[t].spin_val)
+                      : progress > th[t].spin_mark;
   default:
     return 0;
   }

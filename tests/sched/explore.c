@@ -281,6 +281,12 @@ check_none_left(int me, int w, uint32_t mask)
       continue;
     word_key(w, &k, &tab);
     n = (const struct pf_node *)(const void *)((const char *)tok - offsetof(struct pf_node, park.word));
+    /* (unlinked by a lock holder that has yet to mark it WAKING: in
+     * progress, not missed; were the holder dead, the waiter would be
+     * left asleep: the deadlock check sees it) */
+    if (!n->linked && n->bucket < tab->nbuckets
+        && *(const volatile unsigned int *)&tab->buckets[n->bucket].lock != 0)
+      continue;
     if (*(const volatile uint32_t *)&n->state == PF_W_QUEUED
         && pf_node_keyword(n) == k.word && n->key_space == k.space && (n->bitset & mask))
       sched_fail("T%d: lost wakeup: T%d still queued asleep on word %c after a wake of all its waiters",
