@@ -1,12 +1,18 @@
 /* explore.c - the schedule explorer: the real engine (src/) under a
  * controlled scheduler (ctl.c), over small scenarios of 2-4 threads on
- * private words, one fresh process per schedule.
+ * private words, one fresh process per schedule; and over shared region
+ * words ("r:" scenarios), one thread per process, in a fresh set of
+ * processes per schedule, where the scheduler may kill one process at any
+ * one of its points (owner death).
  *
  * Strategies, per scenario:
  *   dfs  every schedule with at most 0, then 1, then 2 preemptions
- *        (iterative context bounding), depth first, up to a budget;
+ *        (iterative context bounding), depth first, up to a budget (a
+ *        kill is a choice of its own, not counted as a preemption);
+ *   kill (scenarios with a killable thread) the preemption-free schedule
+ *        with the kill at its k-th point, for every k;
  *   pct  random schedules with priority change points (PCT, depth d),
- *        one per seed.
+ *        one per seed, with the kill (if any) at a random point.
  * Checks per schedule: the wake counts are exact (the wakes' and wake_ops'
  * returns, plus min(ret, nr_wake) of each requeue, equal the waits that
  * returned 0); every wait returns 0, EAGAIN, ETIMEDOUT (a timed one) or
@@ -14,16 +20,33 @@
  * timeout left to fire is a deadlock); after a wake of every waiter of a
  * word whose value changed, no waiter parked on it with that key is still
  * queued (the lost wakeup); at the end, a wake of INT_MAX on every word
- * returns 0 and the buckets' waiter counts are back to 0.
+ * returns 0 and the buckets' waiter counts are back to 0.  With a death
+ * (check_end_region): a wake never counts a waiter that was dead and
+ * still queued (the counts may differ only by what the dead thread's own
+ * op did: a wait woken before it died, a wake that never returned); a
+ * live waiter behind a dead one is woken, and a lock held by the dead
+ * process is taken over (else: deadlock); at the end the region checks
+ * consistent (pf_region_check) and, after scavenging, holds no slot.
+ *
+ * Time and death.  Controlled threads see a frozen virtual clock
+ * (ctl.c): a region's 1 s lock lease (table.c) never expires, and its
+ * 1 s park slices (wait.c (R)) and bounded collects are fired by the
+ * scheduler, only once the waiter was counted (its slot no longer
+ * QUEUED; before that a slice only parks again).  A region's timed wait
+ * takes a deadline half a slice from the virtual now, so it is one park
+ * the scheduler may fire.  A killed process is reaped by the schedule's
+ * root before anyone runs again: kill(pid, 0), the region code's test,
+ * then says it is dead (a zombie would pass for alive).
  *
  * Usage: explore [-s SCENARIO] [-m dfs|pct|kill] [-n RUNS] [-d DEPTH] [-S SEED]
  *                [-r REPLAY] [-l]
  * With no -s, every scenario.  RUNS (default $SCHED_RUNS, else make
- * check's budget: 150 dfs schedules and 100 pct seeds) bounds the
+ * check's budget: 150 dfs schedules and 100 pct seeds, 60 and 40 for a
+ * region scenario, and the whole kill sweep) bounds the
  * schedules of each strategy; DEPTH is pct's d (default 3: two change
  * points; the late waiter of most scenarios needs two preemptions).  A failing
  * schedule prints the check that failed and the -r string that replays it:
- * "dfs:POS=CHOICE,..." (the non-default choices) or "pct:D:K:SEED".  -l
+ * "dfs:POS=CHOICE,...", "kill:K" or "pct:D:K:SEED".  -l
  * lists the scenarios.  Prints TAP: one test per scenario and strategy. */
 #include "emu.h"
 #include "ctl.h"
@@ -866,7 +889,7 @@ main(int argc, char **argv)
       continue;
     }
     if ((!method || strcmp(method, "dfs") == 0) && s->dfs) {
-      long total = 0, n = 0, budget = runs ? runs : 150;
+      long total = 0, n = 0, budget = runs ? runs : s->region ? 60 : 150;
       int failed = 0, complete = 0, bound;
       char how[160] = "";
       for (bound = 0; bound <= 2 && !failed && total < budget; bound++) {
@@ -888,7 +911,7 @@ main(int argc, char **argv)
     }
     if (!method || strcmp(method, "pct") == 0) {
       int failed;
-      long n = pct(s, depth, seed, runs ? runs : 100, &failed);
+      long n = pct(s, depth, seed, runs ? runs : s->region ? 40 : 100, &failed);
       ok(!failed, "%s: pct d=%d, %ld seed(s) from %llu, %ld ms", s->name, depth, n, (unsigned long long)seed,
          (long)(pft_now_ns() / 1000000) - t0);
     }
