@@ -524,9 +524,8 @@ sched_run_procs(int n, const int *proc, int nproc, void (*body)(int), const int 
       _exit(sched_tr->failed ? 1 : 0);
     }
     S->pr[p].pid = pid;
+    sem_wait_intr(&S->pr[p].ready);   /* one at a time: region entries in fork order */
   }
-  for (p = 0; p < nproc; p++)
-    sem_wait_intr(&S->pr[p].ready);
   decide();                          /* who starts (this process runs no thread) */
   /* Reap: a planned death hands the run on; anything else ends it. */
   for (left = nproc; left > 0;) {
