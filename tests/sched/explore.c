@@ -160,6 +160,10 @@ static const struct scenario scenarios[] = {
     { { WAIT(W_A), END }, { TWAIT(W_B), END },
       { SET(W_A, 1), WAKEOP(W_A, W_B, 1, 1), END } }, RGN(0) },
   /* ---- Owner death: the flagged thread's process dies at one of its points ---- */
+  { "r:wait+dies/wake", 2, { 0 }, 1,
+    { { WAIT(W_A), END }, { SET(W_A, 1), WAKEALL(W_A), END } }, RGN(1, 0) },
+  { "r:timedwait/wake+dies", 2, { 0 }, 1,
+    { { TWAIT(W_A), END }, { SET(W_A, 1), WAKE(W_A, 1), END } }, RGN(0, 1) },
   { "r:wait+dies,wait/wake1,wake1", 3, { 0 }, 1,
     { { WAIT(W_A), END }, { WAIT(W_A), END },
       { SET(W_A, 1), WAKE(W_A, 1), WAKE(W_A, 1), END } }, RGN(1, 0, 0) },
