@@ -572,6 +572,7 @@ void pf_crash_point(const char *name);
 #else
 # define PF_CRASH(name) PF_CRASH_HOOK(name)
 # define PF_SCHED_SPIN() ((void)0)
+# define PF_SCHED_SLICE(v) ((void)0)
 #endif
 
 int pf_emu_wait(const struct pf_req *r);

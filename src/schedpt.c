@@ -13,6 +13,7 @@
 #include <sched.h>
 
 const struct pf_sched_hooks *volatile pf_sched_hooks;
+__thread int pf_sched_slice;
 
 void
 pf_sched_point(const char *file, int line, const volatile void *addr)
@@ -55,7 +56,7 @@ pf_spark_park(struct pf_parker *p, struct pf_park *k, int shared, const struct p
     int r;
     if (AO_int_load_acquire(&k->word))
       return 0;
-    r = h ? h->park(&k->word, dl != NULL) : -ENOSYS;
+    r = h ? h->park(&k->word, dl ? (pf_sched_slice ? 2 : 1) : 0) : -ENOSYS;
     if (r == -ENOSYS)
       return pf_spark_poll(k, dl);
     if (AO_int_load_acquire(&k->word))
@@ -75,7 +76,10 @@ pf_spark_unpark(struct pf_park *k, int shared)
 static void
 pf_spark_collect(struct pf_parker *p, struct pf_park *k, int shared)
 {
+  int old = pf_sched_slice;
+  pf_sched_slice = shared;             /* a region's collect is bounded by a slice */
   pf_park_word_collect(pf_spark_park, p, k, shared);
+  pf_sched_slice = old;
 }
 
 const struct pf_port pf_port_sched = {

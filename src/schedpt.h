@@ -37,14 +37,25 @@ struct pf_sched_hooks {
   void (*spin)(const char *file, int line);
   /* Block until *word != 0 (0), until the scheduler fires the timeout of
    * a timed park (-ETIMEDOUT), or after a signal handler ran (-EINTR).
-   * Returns -ENOSYS for a thread the scheduler does not control. */
+   * timed: 0 none; 1 a deadline; 2 a region's slice (wait.c (R)) or its
+   * bounded collect, which the scheduler fires only once the waiter was
+   * counted (its node is no longer QUEUED).  Returns -ENOSYS for a thread
+   * the scheduler does not control. */
   int (*park)(const volatile unsigned int *word, int timed);
+  /* The clocks of a controlled thread (pf_clock_now): virtual time, so the
+   * slices and the lock lease of regions (wait.c (R), table.c) never
+   * depend on how fast the machine ran the schedule.  -ENOSYS: the real
+   * clock. */
+  int (*now)(int clock, struct timespec *ts);
 };
 /* Installed by the harness before its threads run; NULL: no scheduler. */
 extern const struct pf_sched_hooks *volatile pf_sched_hooks;
 
 void pf_sched_point(const char *file, int line, const volatile void *addr);
 void pf_sched_spin(const char *file, int line);
+/* Set by wait.c around a region's park that is only a slice (R). */
+extern __thread int pf_sched_slice;
+#define PF_SCHED_SLICE(v) (pf_sched_slice = (v))
 
 extern const struct pf_backend pf_backend_emu_sched;
 

@@ -551,10 +551,20 @@ pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, u
       pf_slot_free(tab, w, o);
       continue;
     }
-    pf_node_unlink_locked(tab, b, w);
+    /* Off the queue, WAKING, and only then out of the count: a waker that
+     * dies between the unlink and the mark leaves a QUEUED node that no
+     * wake would find (its waiter sleeps on, slice after slice) if the
+     * count said nobody waits; counted, a later waker takes the lock over
+     * and the rebuild queues the node again (wait.c (R)). */
+    pf_queue_unlink_locked(tab, b, w);
+    w->linked = 0;
     if (tab->slots)
       w->waker = pf_region_lock_id(tab);
     AO_int_store(&w->state, PF_W_WAKING);
+    if (w->counted) {
+      w->counted = 0;
+      AO_int_fetch_and_add_full(&b->waiters, (unsigned int)-1);
+    }
     PF_CRASH("wake_marked");
     w->wake_next = 0;
     if (l->tail)

@@ -214,7 +214,9 @@ pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async)
     struct pf_deadline slice;
     int last, ret;
     pf_slice(dl, &slice, &last);
+    PF_SCHED_SLICE(!last);           /* src/schedpt.h: the scheduler's to fire */
     ret = pf_port_park(w, 1, &slice, async);
+    PF_SCHED_SLICE(0);
     if (ret != -ETIMEDOUT || last)
       return ret;
     /* a slice without a token: counted meanwhile (R), or not ours any more */

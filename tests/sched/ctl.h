@@ -12,20 +12,31 @@
  *              raised by t itself, from inside its hook (the handler runs at
  *              once if the signal is unblocked in t, else when the engine
  *              unblocks it), or, if t is parked, t wakes and raises it.
+ *   KILL t     t's process (flagged in the scenario; once per schedule) dies
+ *              at t's current point: t raises SIGKILL in its own hook.
  * The strategy (sched_choose, in explore.c) picks one of the enabled
  * choices, listed in this order: RUN of the running thread, RUN of the
- * others, TIMEOUT, SIGNAL; choice 0 is never a preemption. */
+ * others, TIMEOUT, SIGNAL, KILL; choice 0 is never a preemption.
+ *
+ * The scheduler's state lives in shared memory (MAP_SHARED, made before
+ * any fork), so the threads it runs may belong to several processes
+ * (sched_run_procs): a schedule then runs in a root process that forks
+ * one process per participant and does nothing but reap them, so a
+ * killed participant is reaped (kill(pid, 0) then says it is gone, as
+ * the region code detects death) before the root hands the run on. */
 #ifndef PF_TESTS_SCHED_H
 #define PF_TESTS_SCHED_H
 
 #include <semaphore.h>
 #include <stdint.h>
+#include <time.h>
 
 #define SCHED_MAXT 4
+#define SCHED_MAXP 4             /* processes of a multi-process schedule */
 #define SCHED_MAXD 4096          /* recorded decisions (with two choices or more) */
 #define SCHED_MAXSTEPS 20000     /* decisions of any kind: more is a livelock */
 
-enum { A_RUN, A_TIMEOUT, A_SIGNAL };
+enum { A_RUN, A_TIMEOUT, A_SIGNAL, A_KILL };
 struct sched_action {
   int kind, t;
 };
@@ -37,7 +48,10 @@ struct sched_trace {
   struct {
     uint16_t nopts, chosen;
     uint8_t cur_en;              /* the running thread could go on: choice != 0 preempts */
+    uint8_t killopt;             /* the last choice was a KILL (no preemption) */
   } d[SCHED_MAXD];
+  int pct_prio[SCHED_MAXT];      /* the strategy's state, shared by the processes */
+  int kills_offered;             /* decisions that offered a KILL so far */
   int failed;
   char verdict[1024];
 };
@@ -58,6 +72,22 @@ int sched_signaled(int t);
 int sched_run(int nth, void (*body)(int), const int *sigable);
 /* After sched_run returned 1: let the threads exit and join them. */
 void sched_join(void);
+/* Run nth threads in nproc processes (thread t in process proc[t], forked
+ * from the caller, which only reaps them), thread t calling body(t) under
+ * the scheduler; killable[t]: the scheduler may kill t's process at one of
+ * t's points.  In each process, pinit(p) runs first (uncontrolled) and
+ * pend(p) after its threads are done; on_death(p) runs in the caller
+ * after it reaped the killed process, before anyone else runs.  Returns 1
+ * when every thread is done (or dead), 0 when the schedule failed. */
+int sched_run_procs(int nth, const int *proc, int nproc, void (*body)(int), const int *killable,
+                    void (*pinit)(int), void (*pend)(int), void (*on_death)(int));
+/* Multi-process schedules: p's region lock id (from pinit), so that a
+ * lock waiter spinning on a dead process's lock is let run; is p dead? */
+void sched_set_lockid(int p, uint32_t id);
+int sched_proc_dead(int p);
+int sched_thread_dead(int t);
+/* The virtual time controlled threads see (pf_clock_now). */
+void sched_vnow(struct timespec *ts);
 /* The SIGUSR1 handler's body for thread t, set by the scenario code. */
 extern void (*sched_handler)(int t);
 

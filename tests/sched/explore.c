@@ -1,12 +1,18 @@
 /* explore.c - the schedule explorer: the real engine (src/) under a
  * controlled scheduler (ctl.c), over small scenarios of 2-4 threads on
- * private words, one fresh process per schedule.
+ * private words, one fresh process per schedule; and over shared region
+ * words ("r:" scenarios), one thread per process, in a fresh set of
+ * processes per schedule, where the scheduler may kill one process at any
+ * one of its points (owner death).
  *
  * Strategies, per scenario:
  *   dfs  every schedule with at most 0, then 1, then 2 preemptions
- *        (iterative context bounding), depth first, up to a budget;
+ *        (iterative context bounding), depth first, up to a budget (a
+ *        kill is a choice of its own, not counted as a preemption);
+ *   kill (scenarios with a killable thread) the preemption-free schedule
+ *        with the kill at its k-th point, for every k;
  *   pct  random schedules with priority change points (PCT, depth d),
- *        one per seed.
+ *        one per seed, with the kill (if any) at a random point.
  * Checks per schedule: the wake counts are exact (the wakes' and wake_ops'
  * returns, plus min(ret, nr_wake) of each requeue, equal the waits that
  * returned 0); every wait returns 0, EAGAIN, ETIMEDOUT (a timed one) or
@@ -14,21 +20,39 @@
  * timeout left to fire is a deadlock); after a wake of every waiter of a
  * word whose value changed, no waiter parked on it with that key is still
  * queued (the lost wakeup); at the end, a wake of INT_MAX on every word
- * returns 0 and the buckets' waiter counts are back to 0.
+ * returns 0 and the buckets' waiter counts are back to 0.  With a death
+ * (check_end_region): a wake never counts a waiter that was dead and
+ * still queued (the counts may differ only by what the dead thread's own
+ * op did: a wait woken before it died, a wake that never returned); a
+ * live waiter behind a dead one is woken, and a lock held by the dead
+ * process is taken over (else: deadlock); at the end the region checks
+ * consistent (pf_region_check) and, after scavenging, holds no slot.
  *
- * Usage: explore [-s SCENARIO] [-m dfs|pct] [-n RUNS] [-d DEPTH] [-S SEED]
+ * Time and death.  Controlled threads see a frozen virtual clock
+ * (ctl.c): a region's 1 s lock lease (table.c) never expires, and its
+ * 1 s park slices (wait.c (R)) and bounded collects are fired by the
+ * scheduler, only once the waiter was counted (its slot no longer
+ * QUEUED; before that a slice only parks again).  A region's timed wait
+ * takes a deadline half a slice from the virtual now, so it is one park
+ * the scheduler may fire.  A killed process is reaped by the schedule's
+ * root before anyone runs again: kill(pid, 0), the region code's test,
+ * then says it is dead (a zombie would pass for alive).
+ *
+ * Usage: explore [-s SCENARIO] [-m dfs|pct|kill] [-n RUNS] [-d DEPTH] [-S SEED]
  *                [-r REPLAY] [-l]
  * With no -s, every scenario.  RUNS (default $SCHED_RUNS, else make
- * check's budget: 150 dfs schedules and 100 pct seeds) bounds the
+ * check's budget: 150 dfs schedules and 100 pct seeds, 60 and 40 for a
+ * region scenario, and the whole kill sweep) bounds the
  * schedules of each strategy; DEPTH is pct's d (default 3: two change
  * points; the late waiter of most scenarios needs two preemptions).  A failing
  * schedule prints the check that failed and the -r string that replays it:
- * "dfs:POS=CHOICE,..." (the non-default choices) or "pct:D:K:SEED".  -l
+ * "dfs:POS=CHOICE,...", "kill:K" or "pct:D:K:SEED".  -l
  * lists the scenarios.  Prints TAP: one test per scenario and strategy. */
 #include "emu.h"
 #include "ctl.h"
 #include "basic.h"
 #include "pft.h"
+#include "region.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -72,45 +96,95 @@ struct scenario {
   int sig[SCHED_MAXT];                  /* may be signalled (once per schedule) */
   int dfs;                              /* small enough for the exhaustive search */
   struct op ops[SCHED_MAXT][6];
+  /* Region scenarios: the words are in an anonymous region, the ops shared
+   * (no PFUTEX_PRIVATE), thread t runs in process proc[t] (one process per
+   * thread here), and the scheduler may kill the process of a thread with
+   * kill[t] at any one of its points (once per schedule). */
+  int region;
+  int proc[SCHED_MAXT];
+  int kill[SCHED_MAXT];
 };
 
 /* Every waiter is woken for sure by the end (a word changes, then a wake
  * covers it), or is timed, so a thread left asleep is a bug. */
+#define PRIV 0, { 0 }, { 0 }
 static const struct scenario scenarios[] = {
   { "wait/wake", 2, { 0 }, 1,
-    { { WAIT(W_A), END }, { SET(W_A, 1), WAKEALL(W_A), END } } },
+    { { WAIT(W_A), END }, { SET(W_A, 1), WAKEALL(W_A), END } }, PRIV },
   { "timedwait/wake", 2, { 0 }, 1,
-    { { TWAIT(W_A), END }, { SET(W_A, 1), WAKE(W_A, 1), END } } },
+    { { TWAIT(W_A), END }, { SET(W_A, 1), WAKE(W_A, 1), END } }, PRIV },
   { "sigwait/wake", 2, { 1, 0 }, 1,
-    { { WAIT(W_A), END }, { SET(W_A, 1), WAKEALL(W_A), END } } },
+    { { WAIT(W_A), END }, { SET(W_A, 1), WAKEALL(W_A), END } }, PRIV },
   { "wait,wait/wake1,wake1", 3, { 0 }, 1,
-    { { WAIT(W_A), END }, { WAIT(W_A), END }, { SET(W_A, 1), WAKE(W_A, 1), WAKE(W_A, 1), END } } },
+    { { WAIT(W_A), END }, { WAIT(W_A), END }, { SET(W_A, 1), WAKE(W_A, 1), WAKE(W_A, 1), END } }, PRIV },
   { "bitset/wake_bitset", 3, { 0 }, 1,
     { { BWAIT(W_A, 1, 0), END }, { BWAIT(W_A, 2, 1), END },
-      { SET(W_A, 1), BWAKEALL(W_A, 1), WAKE(W_A, 1), END } } },
+      { SET(W_A, 1), BWAKEALL(W_A, 1), WAKE(W_A, 1), END } }, PRIV },
   { "timedwait/cmp_requeue", 2, { 0 }, 1,
-    { { TWAIT(W_A), END }, { CMPREQ(W_A, 0, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } } },
+    { { TWAIT(W_A), END }, { CMPREQ(W_A, 0, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } }, PRIV },
   { "wait,wait/requeue", 3, { 0 }, 1,
     { { WAIT(W_A), END }, { WAIT(W_B), END },
-      { SET(W_A, 1), REQUEUE(W_A, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } } },
+      { SET(W_A, 1), REQUEUE(W_A, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } }, PRIV },
   { "timedwait,timedwait/cmp_requeue", 3, { 0 }, 1,
     { { TWAIT(W_A), END }, { TWAIT(W_B), END },
-      { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } } },
+      { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } }, PRIV },
   { "timedwait;timedwait/cmp_requeue", 2, { 0 }, 1,
     { { TWAIT(W_A), TWAIT(W_B), END },
-      { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } } },
+      { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } }, PRIV },
   { "wait,wait/wake_op", 3, { 0 }, 1,
     { { WAIT(W_A), END }, { TWAIT(W_B), END },
-      { SET(W_A, 1), WAKEOP(W_A, W_B, 1, 1), END } } },
+      { SET(W_A, 1), WAKEOP(W_A, W_B, 1, 1), END } }, PRIV },
   { "sigwait,wait/cmp_requeue", 3, { 1, 0, 0 }, 0,
     { { WAIT(W_A), END }, { WAIT(W_A), END },
-      { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } } },
+      { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } }, PRIV },
   { "timedwait,wait/cmp_requeue one bucket", 3, { 0 }, 0,
     { { TWAIT(W_A), END }, { WAIT(W_D), END },
-      { SET(W_A, 1), CMPREQ(W_A, 1, W_D, 1, 1), SET(W_D, 1), WAKEALL(W_D), END } } },
+      { SET(W_A, 1), CMPREQ(W_A, 1, W_D, 1, 1), SET(W_D, 1), WAKEALL(W_D), END } }, PRIV },
   { "2 timedwait,wait/cmp_requeue", 4, { 0 }, 0,
     { { TWAIT(W_A), END }, { TWAIT(W_A), END }, { WAIT(W_B), END },
-      { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } } },
+      { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } }, PRIV },
+
+  /* ---- Shared regions, waiter and waker in different processes ---- */
+#define RGN(...) 1, { 0, 1, 2, 3 }, { __VA_ARGS__ }
+  { "r:wait/wake", 2, { 0 }, 1,
+    { { WAIT(W_A), END }, { SET(W_A, 1), WAKEALL(W_A), END } }, RGN(0) },
+  { "r:timedwait/wake", 2, { 0 }, 1,
+    { { TWAIT(W_A), END }, { SET(W_A, 1), WAKE(W_A, 1), END } }, RGN(0) },
+  { "r:wait,wait/requeue", 3, { 0 }, 1,
+    { { WAIT(W_A), END }, { WAIT(W_B), END },
+      { SET(W_A, 1), REQUEUE(W_A, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } }, RGN(0) },
+  { "r:timedwait,timedwait/cmp_requeue", 3, { 0 }, 1,
+    { { TWAIT(W_A), END }, { TWAIT(W_B), END },
+      { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } }, RGN(0) },
+  { "r:wait,timedwait/wake_op", 3, { 0 }, 1,
+    { { WAIT(W_A), END }, { TWAIT(W_B), END },
+      { SET(W_A, 1), WAKEOP(W_A, W_B, 1, 1), END } }, RGN(0) },
+  /* ---- Owner death: the flagged thread's process dies at one of its points ---- */
+  { "r:wait+dies/wake", 2, { 0 }, 1,
+    { { WAIT(W_A), END }, { SET(W_A, 1), WAKEALL(W_A), END } }, RGN(1, 0) },
+  { "r:timedwait/wake+dies", 2, { 0 }, 1,
+    { { TWAIT(W_A), END }, { SET(W_A, 1), WAKE(W_A, 1), END } }, RGN(0, 1) },
+  { "r:wait+dies,wait/wake1,wake1", 3, { 0 }, 1,
+    { { WAIT(W_A), END }, { WAIT(W_A), END },
+      { SET(W_A, 1), WAKE(W_A, 1), WAKE(W_A, 1), END } }, RGN(1, 0, 0) },
+  { "r:wait/wake+dies,wake", 3, { 0 }, 1,
+    { { WAIT(W_A), END }, { SET(W_A, 1), WAKEALL(W_A), END },
+      { SET(W_A, 1), WAKEALL(W_A), END } }, RGN(0, 1, 0) },
+  { "r:wait+dies,wait/cmp_requeue", 3, { 0 }, 1,
+    { { WAIT(W_A), END }, { WAIT(W_A), END },
+      { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } }, RGN(1, 0, 0) },
+  { "r:wait/cmp_requeue+dies,wake", 3, { 0 }, 1,
+    { { WAIT(W_A), END }, { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 0, 1), END },
+      { SET(W_A, 1), WAKEALL(W_A), SET(W_B, 1), WAKEALL(W_B), END } }, RGN(0, 1, 0) },
+  { "r:timedwait+dies,wait/wake_op", 3, { 0 }, 1,
+    { { TWAIT(W_B), END }, { WAIT(W_A), END },
+      { SET(W_A, 1), WAKEOP(W_A, W_B, 1, 1), END } }, RGN(1, 0, 0) },
+  { "r:wait/wake_op+dies,wake", 3, { 0 }, 1,
+    { { WAIT(W_A), END }, { WAKEOP(W_A, W_B, 1, 1), END },
+      { SET(W_A, 1), WAKEALL(W_A), END } }, RGN(0, 1, 0) },
+  { "r:wait,timedwait+dies/requeue", 3, { 0 }, 1,
+    { { WAIT(W_A), END }, { TWAIT(W_A), END },
+      { SET(W_A, 1), REQUEUE(W_A, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } }, RGN(0, 1, 0) },
 };
 #define NSCEN (int)(sizeof scenarios / sizeof scenarios[0])
 
@@ -119,7 +193,72 @@ static uint32_t wordpool[4096] __attribute__((aligned(64)));
 static uint32_t *words[W_N];
 static const struct scenario *sc;
 static struct timespec far;             /* a deadline no run reaches: time is virtual */
-static long claims, zeros;              /* wakes counted by wakers; waits that returned 0 */
+/* Counts, in shared memory (a region scenario's threads are in several
+ * processes): wakes counted by each waker, waits of each that returned 0,
+ * and what each is in the middle of (a killed thread's last op). */
+struct counts {
+  long claims[SCHED_MAXT], zeros[SCHED_MAXT];
+  int in_op[SCHED_MAXT];                /* OP_* in progress, or OP_END */
+  int in_nr[SCHED_MAXT];                /* a wake in progress: at most this many */
+  uint32_t lockid[SCHED_MAXP];          /* each process's region lock id */
+  int victim;                           /* the killed thread, or -1 */
+  int dead_slot;                        /* the killed thread's wait slot at its death: */
+};                                      /* -1 none, else its state (PF_W_*) */
+enum { DS_NONE = -1 };
+static struct counts *cnt;
+static unsigned int flags;              /* PFUTEX_PRIVATE, or shared for a region */
+static struct pf_region *rgn;           /* a region scenario's region */
+
+/* A region scenario: the words in a small anonymous region, one word per
+ * bucket for A, B, C and another of A's bucket for D. */
+static void
+pick_region_words(void)
+{
+  pfutex_region_attr_t at;
+  struct pf_key k;
+  struct pf_table *tab;
+  uint32_t used[W_N], b, *base;
+  int n = 0, i, w;
+  memset(&at, 0, sizeof at);
+  at.slots = 8;
+  at.buckets = 4;
+  at.procs = 8;
+  rgn = (struct pf_region *)pfutex_region_anon_attr(4096, &at);
+  if (!rgn) {
+    sched_fail("pfutex_region_anon_attr: %s", strerror(errno));
+    return;
+  }
+  base = pfutex_region_addr((pfutex_region_t *)rgn);
+  for (i = 0; i < 1024 && n < W_C + 1; i++) {
+    pf_region_key(rgn, &base[i], &k, &tab);
+    b = pf_key_bucket(tab, &k);
+    for (w = 0; w < n && used[w] != b; w++)
+      ;
+    if (w == n) {
+      used[n] = b;
+      words[n++] = &base[i];
+    }
+  }
+  for (i = 1; i < 1024; i++) {
+    pf_region_key(rgn, &base[i], &k, &tab);
+    if (pf_key_bucket(tab, &k) == used[W_A] && &base[i] != words[W_A])
+      break;
+  }
+  words[W_D] = i < 1024 ? &base[i] : NULL;
+}
+
+/* The key (table, word, space) of word w. */
+static void
+word_key(int w, struct pf_key *k, struct pf_table **tab)
+{
+  if (rgn) {
+    pf_region_key(rgn, words[w], k, tab);
+  } else {
+    k->space = PF_KEY_PRIVATE;
+    k->word = (uintptr_t)words[w];
+    *tab = &pf_table;
+  }
+}
 
 static void
 pick_words(void)
@@ -163,11 +302,20 @@ check_none_left(int me, int w, uint32_t mask)
   for (t = 0; t < sc->nth; t++) {
     const volatile unsigned int *tok;
     const struct pf_node *n;
+    struct pf_key k;
+    struct pf_table *tab;
     if (t == me || !sched_parked_on(t, &tok))
       continue;
+    word_key(w, &k, &tab);
     n = (const struct pf_node *)(const void *)((const char *)tok - offsetof(struct pf_node, park.word));
+    /* (unlinked by a lock holder that has yet to mark it WAKING: in
+     * progress, not missed; were the holder dead, the waiter would be
+     * left asleep: the deadlock check sees it) */
+    if (!n->linked && n->bucket < tab->nbuckets
+        && *(const volatile unsigned int *)&tab->buckets[n->bucket].lock != 0)
+      continue;
     if (*(const volatile uint32_t *)&n->state == PF_W_QUEUED
-        && pf_node_keyword(n) == (uint64_t)(uintptr_t)words[w] && (n->bitset & mask))
+        && pf_node_keyword(n) == k.word && n->key_space == k.space && (n->bitset & mask))
       sched_fail("T%d: lost wakeup: T%d still queued asleep on word %c after a wake of all its waiters",
                  me, t, 'A' + w);
   }
@@ -190,7 +338,7 @@ handler_body(int t)
   if (r < 0 || r > 1)
     sched_fail("T%d handler: wake(A, 1) returned %d", t, r);
   else
-    claims += r;
+    cnt->claims[t] += r;
 }
 
 static void
@@ -201,51 +349,69 @@ body(int me)
     uint32_t *w = words[o->w], *w2 = words[o->w2];
     uint32_t mask = o->mask ? o->mask : PFUTEX_BITSET_MATCH_ANY;
     int r, e, sig0;
+    struct timespec dl;
+    cnt->in_op[me] = o->kind;
+    cnt->in_nr[me] = o->nr + (o->kind == OP_WAKE_OP ? o->nr2 : 0);
+    if (cnt->in_nr[me] > SCHED_MAXT || cnt->in_nr[me] < 0)
+      cnt->in_nr[me] = SCHED_MAXT;
     switch (o->kind) {
     case OP_SET:
       AO_int_store(w, o->val);                   /* a scheduling point too */
       break;
     case OP_WAIT:
       sig0 = sched_signaled(me);
-      r = pfutex_wait(w, o->val, mask, PFUTEX_PRIVATE, o->timed ? &far : NULL, PFUTEX_CLOCK_MONOTONIC);
+      /* A region's timed wait: a deadline within one slice of the
+       * (virtual, frozen) clock, so its first park is the last (wait.c
+       * (R)): the scheduler fires it when it likes. */
+      dl = far;
+      if (rgn) {
+        sched_vnow(&dl);
+        dl.tv_nsec += 500000000L;
+        if (dl.tv_nsec >= 1000000000L) {
+          dl.tv_nsec -= 1000000000L;
+          dl.tv_sec++;
+        }
+      }
+      r = pfutex_wait(w, o->val, mask, flags, o->timed ? &dl : NULL, PFUTEX_CLOCK_MONOTONIC);
       e = r < 0 ? errno : 0;
       if (!is_wait_result(e, o->timed, sched_signaled(me) && !sig0))
         sched_fail("T%d: wait on %c returned %s", me, 'A' + o->w, pft_errname(e));
-      zeros += e == 0;
+      cnt->zeros[me] += e == 0;
       if (getenv("SCHED_TRACE"))
         fprintf(stderr, "T%d: wait on %c: %s\n", me, 'A' + o->w, pft_errname(e));
       break;
     case OP_WAKE:
-      r = pfutex_wake(w, mask, o->nr, PFUTEX_PRIVATE);
+      r = pfutex_wake(w, mask, o->nr, flags);
       if (r < 0 || r > o->nr || r >= SCHED_MAXT)
         sched_fail("T%d: wake of %c returned %d", me, 'A' + o->w, r);
       else
-        claims += r;
+        cnt->claims[me] += r;
       if (o->all)
         check_none_left(me, o->w, mask);
       break;
     case OP_REQUEUE:
     case OP_CMP_REQUEUE:
-      r = o->kind == OP_REQUEUE ? pfutex_requeue(w, w2, o->nr, o->nr2, PFUTEX_PRIVATE)
-                                : pfutex_cmp_requeue(w, o->val, w2, o->nr, o->nr2, PFUTEX_PRIVATE);
+      r = o->kind == OP_REQUEUE ? pfutex_requeue(w, w2, o->nr, o->nr2, flags)
+                                : pfutex_cmp_requeue(w, o->val, w2, o->nr, o->nr2, flags);
       e = r < 0 ? errno : 0;
       if (r < 0 && !(e == EAGAIN && o->kind == OP_CMP_REQUEUE && AO_int_load(w) != o->val))
         sched_fail("T%d: requeue %c->%c failed: %s", me, 'A' + o->w, 'A' + o->w2, pft_errname(e));
       else if (r > o->nr + o->nr2)
         sched_fail("T%d: requeue %c->%c returned %d", me, 'A' + o->w, 'A' + o->w2, r);
       else if (r > 0)
-        claims += r < o->nr ? r : o->nr;         /* a requeue moves only after nr_wake wakes */
+        cnt->claims[me] += r < o->nr ? r : o->nr;         /* a requeue moves only after nr_wake wakes */
       break;
     case OP_WAKE_OP:
       /* *w2 = 1; wake nr of w, and nr2 of w2 if it was 0 */
       r = pfutex_wake_op(w, w2, o->nr, o->nr2, PFUTEX_OP(PFUTEX_OP_SET, 1, PFUTEX_OP_CMP_EQ, 0),
-                         PFUTEX_PRIVATE);
+                         flags);
       if (r < 0 || r > o->nr + o->nr2)
         sched_fail("T%d: wake_op returned %d", me, r);
       else
-        claims += r;
+        cnt->claims[me] += r;
       break;
     }
+    cnt->in_op[me] = OP_END;
   }
 }
 
@@ -253,7 +419,12 @@ body(int me)
 static void
 check_end(void)
 {
-  int w;
+  int w, t;
+  long claims = 0, zeros = 0;
+  for (t = 0; t < sc->nth; t++) {
+    claims += cnt->claims[t];
+    zeros += cnt->zeros[t];
+  }
   if (claims != zeros)
     sched_fail("counts: the wakers counted %ld woken, %ld waits returned 0", claims, zeros);
   for (w = 0; w < W_N; w++) {
@@ -272,9 +443,92 @@ check_end(void)
   }
 }
 
+/* ---- Region scenarios: the processes' and the reaper's parts ------------------------- */
+static void
+proc_init(int p)
+{
+  cnt->lockid[p] = rgn->me;               /* its entry, claimed at fork (src/shm.c) */
+  sched_set_lockid(p, rgn->me);
+}
+
+/* The reaper, right after it reaped the killed process p, before anyone
+ * runs: what was the killed thread doing? */
+static void
+on_death(int p)
+{
+  int t;
+  uint32_t s;
+  for (t = 0; t < sc->nth && sc->proc[t] != p; t++)
+    ;
+  cnt->victim = t;
+  cnt->dead_slot = DS_NONE;
+  if (t == sc->nth || cnt->in_op[t] != OP_WAIT)
+    return;
+  for (s = 0; s < rgn->tab.nslots; s++)
+    if (*(volatile uint32_t *)&rgn->tab.slots[s].owner == cnt->lockid[p])
+      cnt->dead_slot = (int)*(volatile uint32_t *)&rgn->tab.slots[s].state;
+}
+
+/* The reaper's checks once every process is gone.  The counts: with no
+ * death, exact; a thread killed in a wait whose slot was still queued must
+ * not have been counted by anyone (a wake never counts a dead waiter), one
+ * whose slot was WAKING was (woken before it died); one killed in a wake
+ * may have woken up to that wake's count unreported. */
+static void
+check_end_region(void)
+{
+  struct pf_region_stats st;
+  const char *why;
+  long claims = 0, zeros = 0, d, lo = 0, hi = 0;
+  int t, w, v = cnt->victim;
+  for (t = 0; t < sc->nth; t++) {
+    claims += cnt->claims[t];
+    zeros += cnt->zeros[t];
+  }
+  d = zeros - claims;
+  if (v >= 0 && v < sc->nth) {
+    switch (cnt->in_op[v]) {
+    case OP_WAIT:
+      if (cnt->dead_slot == PF_W_WAKING)
+        lo = hi = -1;
+      else if (cnt->dead_slot != PF_W_QUEUED && cnt->dead_slot != PF_W_DETACHED)
+        lo = -1;                          /* before its slot was queued, or after it was woken */
+      break;
+    case OP_WAKE:
+    case OP_REQUEUE:
+    case OP_CMP_REQUEUE:
+    case OP_WAKE_OP:
+      hi = cnt->in_nr[v];
+      break;
+    }
+  }
+  if (d < lo || d > hi)
+    sched_fail("counts: the wakers counted %ld woken, %ld waits returned 0 (killed: %s, in op %d, its slot %d)",
+               claims, zeros, v >= 0 ? "yes" : "none", v >= 0 ? cnt->in_op[v] : 0, cnt->dead_slot);
+  for (w = 0; w < W_N; w++) {
+    int r;
+    if (!words[w])
+      continue;
+    r = pfutex_wake(words[w], PFUTEX_BITSET_MATCH_ANY, INT_MAX, PFUTEX_SHARED);
+    if (r != 0)
+      sched_fail("at the end, a wake of %c found %d waiter(s) still queued", 'A' + w, r);
+  }
+  if (pf_region_check(rgn, &st, &why) < 0) {
+    sched_fail("at the end, the region is inconsistent: %s", why);
+    return;
+  }
+  pf_region_scavenge(rgn);
+  if (pf_region_check(rgn, &st, &why) < 0)
+    sched_fail("after scavenging, the region is inconsistent: %s", why);
+  else if (st.queued || st.slots_live || st.slots_dead)
+    sched_fail("at the end, %u node(s) queued, %u slot(s) live, %u dead after scavenging", st.queued,
+               st.slots_live, st.slots_dead);
+}
+
 /* ---- Strategies (the child's side) ----------------------------------------------- */
-enum { M_DFS, M_PCT };
+enum { M_DFS, M_PCT, M_KILL };
 static int mode;
+static int kill_k;                      /* M_KILL: the offered kill taken (from 0) */
 /* dfs: the non-default choices, by recorded-decision index */
 #define MAXPRE 64
 static struct {
@@ -282,9 +536,10 @@ static struct {
 } pre[MAXPRE];
 static int npre;
 /* pct */
+static struct sched_trace *tr;          /* shared with the children */
 static uint64_t rng;
-static int pct_prio[SCHED_MAXT];
-static int pct_change[8], pct_depth, pct_sigstep;
+#define pct_prio (tr->pct_prio)        /* shared: the change points' effects */
+static int pct_change[8], pct_depth, pct_sigstep, pct_killk;
 
 static uint64_t
 rnd(void)
@@ -300,6 +555,14 @@ sched_choose(const struct sched_action *a, int n, int cur, int cur_en, int step)
 {
   int i, best = 0;
   (void)cur_en;
+  if (mode == M_KILL || mode == M_PCT) {          /* the one kill of the schedule */
+    int k = mode == M_KILL ? kill_k : pct_killk;
+    for (i = 0; i < n; i++)
+      if (a[i].kind == A_KILL && sched_tr->kills_offered - 1 == k)
+        return i;
+  }
+  if (mode == M_KILL)
+    return 0;
   if (mode == M_DFS) {
     int pos = sched_tr->n;
     if (n < 2)
@@ -339,9 +602,9 @@ pct_setup(uint64_t seed, int depth, int k)
   for (i = 0; i < depth - 1; i++)
     pct_change[i] = (int)(rnd() % (uint64_t)(k > 0 ? k : 1));
   pct_sigstep = (int)(rnd() % (uint64_t)(2 * (k > 0 ? k : 1)));
+  pct_killk = (int)(rnd() % (uint64_t)(k > 0 ? k : 1));
 }
 
-static struct sched_trace *tr;          /* shared with the children */
 
 /* Run one schedule of scenario s in a child: 0 ok, 1 failed (tr->verdict). */
 static int
@@ -350,6 +613,11 @@ run_one(const struct scenario *s)
   pid_t pid;
   int status;
   memset(tr, 0, offsetof(struct sched_trace, d));
+  tr->kills_offered = 0;
+  memset(cnt, 0, sizeof *cnt);
+  cnt->victim = -1;
+  cnt->dead_slot = DS_NONE;
+  rgn = NULL;
   tr->failed = 0;
   tr->verdict[0] = 0;
   fflush(stdout);
@@ -365,10 +633,23 @@ run_one(const struct scenario *s)
       sched_fail("backend is %s, not emu:sched", pfutex_backend() ? pfutex_backend() : "none");
       _exit(1);
     }
-    pick_words();
     clock_gettime(CLOCK_MONOTONIC, &now);
     far.tv_sec = now.tv_sec + 3600;
     far.tv_nsec = 0;
+    if (s->region) {
+      int nproc = 0, t;
+      for (t = 0; t < s->nth; t++)
+        if (s->proc[t] + 1 > nproc)
+          nproc = s->proc[t] + 1;
+      pick_region_words();
+      flags = PFUTEX_SHARED;
+      if (!rgn || !sched_run_procs(s->nth, s->proc, nproc, body, s->kill, proc_init, NULL, on_death))
+        _exit(1);
+      check_end_region();
+      _exit(tr->failed ? 1 : 0);
+    }
+    flags = PFUTEX_PRIVATE;
+    pick_words();
     sched_handler = handler_body;
     if (!sched_run(s->nth, body, s->sig))
       _exit(1);
@@ -453,11 +734,14 @@ dfs(const struct scenario *s, int bound, long budget, int *failed, int *complete
     pc[0] = 0;
     for (j = 0; j < n; j++) {
       chosen[j] = tr->d[j].chosen;
-      pc[j + 1] = pc[j] + (tr->d[j].cur_en && chosen[j] != 0);
+      pc[j + 1] = pc[j] + (tr->d[j].cur_en && chosen[j] != 0
+                           && !(tr->d[j].killopt && chosen[j] + 1 == tr->d[j].nopts));
     }
-    /* the deepest decision with an alternative left within the bound */
+    /* the deepest decision with an alternative left within the bound (a
+     * kill, the last choice when offered, is no preemption) */
     for (j = n - 1; j >= 0; j--)
-      if (chosen[j] + 1 < tr->d[j].nopts && pc[j] + tr->d[j].cur_en <= bound)
+      if (chosen[j] + 1 < tr->d[j].nopts
+          && pc[j] + (tr->d[j].cur_en && !(tr->d[j].killopt && chosen[j] + 2 == tr->d[j].nopts)) <= bound)
         break;
     if (j < 0) {
       *complete = 1;
@@ -479,6 +763,33 @@ dfs(const struct scenario *s, int bound, long budget, int *failed, int *complete
       npre++;
     }
   }
+}
+
+/* Kill at every point: the preemption-free schedule, with the kill taken at
+ * the k-th point that offers one, for k = 0, 1, ... until no kill was left
+ * to take (that run is the schedule with no death). */
+static long
+killsweep(const struct scenario *s, long budget, int *failed, int *complete)
+{
+  long k;
+  *failed = 0;
+  *complete = 0;
+  mode = M_KILL;
+  for (k = 0; k < budget; k++) {
+    kill_k = (int)k;
+    if (run_one(s)) {
+      char buf[64];
+      snprintf(buf, sizeof buf, "kill:%ld", k);
+      report_fail(s, buf, k + 1);
+      *failed = 1;
+      return k + 1;
+    }
+    if (tr->kills_offered <= k) {
+      *complete = 1;
+      return k + 1;
+    }
+  }
+  return budget;
 }
 
 static int
@@ -517,6 +828,9 @@ replay(const struct scenario *s, const char *r)
     mode = M_DFS;
     if (pre_parse(r + 4) < 0)
       bail("bad replay string %s", r);
+  } else if (strncmp(r, "kill:", 5) == 0) {
+    mode = M_KILL;
+    kill_k = atoi(r + 5);
   } else {
     int d, k;
     unsigned long long seed;
@@ -555,7 +869,7 @@ main(int argc, char **argv)
         printf("%s\n", scenarios[i].name);
       return 0;
     default:
-      fprintf(stderr, "usage: %s [-s SCENARIO] [-m dfs|pct] [-n RUNS] [-d DEPTH] [-S SEED] [-r REPLAY] [-l]\n", argv[0]);
+      fprintf(stderr, "usage: %s [-s SCENARIO] [-m dfs|pct|kill] [-n RUNS] [-d DEPTH] [-S SEED] [-r REPLAY] [-l]\n", argv[0]);
       return 2;
     }
   }
@@ -564,6 +878,9 @@ main(int argc, char **argv)
   setenv("PFUTEX_BACKEND", "emu:sched", 1);     /* selected in each child, at its first call */
   tr = mmap(NULL, sizeof *tr, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (tr == MAP_FAILED)
+    sysbail("mmap");
+  cnt = mmap(NULL, sizeof *cnt, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (cnt == MAP_FAILED)
     sysbail("mmap");
   plan_lazy();
   for (i = 0; i < NSCEN; i++) {
@@ -576,7 +893,7 @@ main(int argc, char **argv)
       continue;
     }
     if ((!method || strcmp(method, "dfs") == 0) && s->dfs) {
-      long total = 0, n = 0, budget = runs ? runs : 150;
+      long total = 0, n = 0, budget = runs ? runs : s->region ? 60 : 150;
       int failed = 0, complete = 0, bound;
       char how[160] = "";
       for (bound = 0; bound <= 2 && !failed && total < budget; bound++) {
@@ -589,9 +906,16 @@ main(int argc, char **argv)
          (long)(pft_now_ns() / 1000000) - t0);
       t0 = (long)(pft_now_ns() / 1000000);
     }
+    if ((!method || strcmp(method, "kill") == 0) && (s->kill[0] || s->kill[1] || s->kill[2] || s->kill[3])) {
+      int failed, complete;
+      long n = killsweep(s, runs ? runs : 400, &failed, &complete);
+      ok(!failed, "%s: kill at each point of the preemption-free schedule, %ld schedule(s)%s, %ld ms", s->name, n,
+         complete ? " (every point)" : failed ? "" : " (budget)", (long)(pft_now_ns() / 1000000) - t0);
+      t0 = (long)(pft_now_ns() / 1000000);
+    }
     if (!method || strcmp(method, "pct") == 0) {
       int failed;
-      long n = pct(s, depth, seed, runs ? runs : 100, &failed);
+      long n = pct(s, depth, seed, runs ? runs : s->region ? 40 : 100, &failed);
       ok(!failed, "%s: pct d=%d, %ld seed(s) from %llu, %ld ms", s->name, depth, n, (unsigned long long)seed,
          (long)(pft_now_ns() / 1000000) - t0);
     }
