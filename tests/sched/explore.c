@@ -186,7 +186,109 @@ static const struct scenario scenarios[] = {
     { { WAIT(W_A), END }, { TWAIT(W_A), END },
       { SET(W_A, 1), REQUEUE(W_A, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } }, RGN(0, 1, 0) },
 };
-#define NSCEN (int)(sizeof scenarios / sizeof scenarios[0])
+#define NFIXED (int)(sizeof scenarios / sizeof scenarios[0])
+
+/* ---- Every pair, generated --------------------------------------------------- */
+/* Every pair of {wait, timed wait, signalled wait, wake, wake_bitset,
+ * requeue, cmp_requeue, wake_op}, on one word and on two, private words:
+ *   two waits: both on A (one word), or on A and B (two), and a third
+ *     thread that changes the words and wakes every waiter;
+ *   a wait and a waker: the waiter on A; the waker changes A and does its
+ *     op (requeue and cmp_requeue A -> B, nr_wake 1, nr_requeue 1; on two
+ *     words nr_wake 0: the waiter is moved, not woken; wake_op on two
+ *     words targets the waiter's word B as its second word), then changes
+ *     B and wakes every waiter of B and of A (the lost-wakeup checks);
+ *   two wakers: a timed waiter on A and one on A (one word) or B (two),
+ *     each waker changes its home word (A; the second's is B on two
+ *     words) and does its op with nr 1 from there.  No wake-all here (a
+ *     requeue by the other waker could follow it): the waiters are timed,
+ *     and the exact count catches a wake counted for a waiter that then
+ *     timed out.
+ * The signalled wait is a wait whose thread may get a signal whose handler
+ * calls pfutex (handler_body). */
+enum { E_WAIT, E_TWAIT, E_SWAIT, E_WAKE, E_WAKEB, E_REQ, E_CMPREQ, E_WAKEOP, E_N };
+static const char *const e_name[E_N] = {
+  "wait", "timedwait", "sigwait", "wake", "wake_bitset", "requeue", "cmp_requeue", "wake_op"
+};
+#define NGEN (2 * E_N * (E_N + 1) / 2)
+static struct scenario gen[NGEN];
+static char gen_name[NGEN][64];
+static int ngen;
+
+static struct op
+mk(int kind, int w, int w2, uint32_t val, int nr, int nr2, uint32_t mask, int timed, int all)
+{
+  struct op o;
+  o.kind = kind, o.w = w, o.w2 = w2, o.val = val, o.nr = nr, o.nr2 = nr2;
+  o.mask = mask, o.timed = timed, o.all = all;
+  return o;
+}
+
+/* waker e's op from word h (the other word: o), nr_wake nr */
+static struct op
+waker_op(int e, int h, int o, int nr, int nr2)
+{
+  switch (e) {
+  case E_WAKE: return mk(OP_WAKE, h, 0, 0, nr, 0, 0, 0, 0);
+  case E_WAKEB: return mk(OP_WAKE, h, 0, 0, nr, 0, 1, 0, 0);
+  case E_REQ: return mk(OP_REQUEUE, h, o, 0, nr, nr2, 0, 0, 0);
+  case E_CMPREQ: return mk(OP_CMP_REQUEUE, h, o, 1, nr, nr2, 0, 0, 0);
+  default: return mk(OP_WAKE_OP, h, o, 0, nr, nr2, 0, 0, 0);
+  }
+}
+
+static void
+gen_scenarios(void)
+{
+  int x, y, two;
+  for (two = 0; two <= 1; two++)
+    for (x = 0; x < E_N; x++)
+      for (y = x; y < E_N; y++) {
+        struct scenario *g = &gen[ngen];
+        struct op *t0 = g->ops[0], *t1 = g->ops[1], *t2 = g->ops[2], *t3 = g->ops[3];
+        int wy = two ? W_B : W_A;
+        memset(g, 0, sizeof *g);
+        snprintf(gen_name[ngen], sizeof gen_name[ngen], "pair:%s/%s%s", e_name[x], e_name[y],
+                 two ? " two words" : "");
+        g->name = gen_name[ngen];
+        g->dfs = 1;
+        if (y <= E_SWAIT) {                          /* two waits */
+          g->nth = 3;
+          t0[0] = mk(OP_WAIT, W_A, 0, 0, 0, 0, 0, x == E_TWAIT, 0);
+          t1[0] = mk(OP_WAIT, wy, 0, 0, 0, 0, 0, y == E_TWAIT, 0);
+          g->sig[0] = x == E_SWAIT;
+          g->sig[1] = y == E_SWAIT;
+          t2[0] = mk(OP_SET, W_A, 0, 1, 0, 0, 0, 0, 0);
+          t2[1] = mk(OP_WAKE, W_A, 0, 0, INT_MAX, 0, 0, 0, 1);
+          if (two) {
+            t2[2] = mk(OP_SET, W_B, 0, 1, 0, 0, 0, 0, 0);
+            t2[3] = mk(OP_WAKE, W_B, 0, 0, INT_MAX, 0, 0, 0, 1);
+          }
+        } else if (x <= E_SWAIT) {                   /* a wait and a waker */
+          int ww = two && y == E_WAKEOP ? W_B : W_A;
+          g->nth = 2;
+          t0[0] = mk(OP_WAIT, ww, 0, 0, 0, 0, 0, x == E_TWAIT, 0);
+          g->sig[0] = x == E_SWAIT;
+          t1[0] = mk(OP_SET, W_A, 0, 1, 0, 0, 0, 0, 0);
+          t1[1] = waker_op(y, W_A, W_B, two && (y == E_REQ || y == E_CMPREQ) ? 0 : 1, 1);
+          t1[2] = mk(OP_SET, W_B, 0, 1, 0, 0, 0, 0, 0);
+          t1[3] = mk(OP_WAKE, W_B, 0, 0, INT_MAX, 0, 0, 0, 1);
+          t1[4] = mk(OP_WAKE, W_A, 0, 0, INT_MAX, 0, 0, 0, 1);
+        } else {                                     /* two wakers */
+          g->nth = 4;
+          t0[0] = mk(OP_WAIT, W_A, 0, 0, 0, 0, 0, 1, 0);
+          t1[0] = mk(OP_WAIT, wy, 0, 0, 0, 0, 0, 1, 0);
+          t2[0] = mk(OP_SET, W_A, 0, 1, 0, 0, 0, 0, 0);
+          t2[1] = waker_op(x, W_A, W_B, 1, 1);
+          t3[0] = mk(OP_SET, wy, 0, 1, 0, 0, 0, 0, 0);
+          t3[1] = waker_op(y, wy, wy == W_A ? W_B : W_A, 1, 1);
+        }
+        ngen++;
+      }
+}
+
+#define NSCEN (NFIXED + ngen)
+#define SCEN(i) ((i) < NFIXED ? &scenarios[i] : &gen[(i) - NFIXED])
 
 /* ---- One schedule, in a fresh child ------------------------------------------ */
 static uint32_t wordpool[4096] __attribute__((aligned(64)));
@@ -865,8 +967,9 @@ main(int argc, char **argv)
     case 'S': seed = strtoull(optarg, NULL, 0); break;
     case 'r': rep = optarg; break;
     case 'l':
+      gen_scenarios();
       for (i = 0; i < NSCEN; i++)
-        printf("%s\n", scenarios[i].name);
+        printf("%s\n", SCEN(i)->name);
       return 0;
     default:
       fprintf(stderr, "usage: %s [-s SCENARIO] [-m dfs|pct|kill] [-n RUNS] [-d DEPTH] [-S SEED] [-r REPLAY] [-l]\n", argv[0]);
@@ -882,9 +985,10 @@ main(int argc, char **argv)
   cnt = mmap(NULL, sizeof *cnt, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (cnt == MAP_FAILED)
     sysbail("mmap");
+  gen_scenarios();
   plan_lazy();
   for (i = 0; i < NSCEN; i++) {
-    const struct scenario *s = &scenarios[i];
+    const struct scenario *s = SCEN(i);
     long t0 = (long)(pft_now_ns() / 1000000);
     if (only && strcmp(only, s->name) != 0)
       continue;
@@ -893,7 +997,7 @@ main(int argc, char **argv)
       continue;
     }
     if ((!method || strcmp(method, "dfs") == 0) && s->dfs) {
-      long total = 0, n = 0, budget = runs ? runs : s->region ? 60 : 150;
+      long total = 0, n = 0, budget = runs ? runs : s->region || strncmp(s->name, "pair:", 5) == 0 ? 60 : 150;
       int failed = 0, complete = 0, bound;
       char how[160] = "";
       for (bound = 0; bound <= 2 && !failed && total < budget; bound++) {
@@ -915,7 +1019,7 @@ main(int argc, char **argv)
     }
     if (!method || strcmp(method, "pct") == 0) {
       int failed;
-      long n = pct(s, depth, seed, runs ? runs : s->region ? 40 : 100, &failed);
+      long n = pct(s, depth, seed, runs ? runs : s->region || strncmp(s->name, "pair:", 5) == 0 ? 40 : 100, &failed);
       ok(!failed, "%s: pct d=%d, %ld seed(s) from %llu, %ld ms", s->name, depth, n, (unsigned long long)seed,
          (long)(pft_now_ns() / 1000000) - t0);
     }
