@@ -23,10 +23,15 @@ if ! command -v "$CC" >/dev/null 2>&1; then
 fi
 pml=`cd "$srcdir" && pwd`/pfutex.pml
 mkdir -p "$work" || exit 1
+: > "$work/results.txt"
 fail=0
 
 # verify NAME EXPECT DEFINES...: EXPECT is ok (no error) or error.
 verify() {
+  verify_one "$@" | tee -a "$work/results.txt"
+  case `tail -1 "$work/results.txt"` in FAIL:*) fail=1 ;; esac
+}
+verify_one() {
   name=$1; expect=$2; shift 2
   d=$work/$name
   rm -rf "$d"; mkdir -p "$d"
@@ -78,4 +83,7 @@ verify bug-lost-req-wake error -DCFG_REQ -DBUG_LOST_REQ_WAKE
 # the lost wakeup of issue 17 (requeue drained its source bucket twice)
 verify bug-double-drain error -DCFG_REQ -DBUG_DOUBLE_DRAIN
 
+npass=`grep -c '^PASS: ' "$work/results.txt"`
+nfail=`grep -c '^FAIL: ' "$work/results.txt"`
+echo "check-model: $npass passed, $nfail failed"
 exit $fail
