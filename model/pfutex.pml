@@ -21,6 +21,9 @@
 /* ---- sizes ---------------------------------------------------------------- */
 #define NB 2              /* buckets */
 #define NW 2              /* futex words: A = 0, B = 1 */
+#if !defined(NN) && defined(CFG_HANDLER)
+#define NN 3              /* the thread's two nodes (levels 0, 1) and another waiter's */
+#endif
 #ifndef NN
 #define NN 2              /* nodes (one per waiter; node 0 is "none") */
 #endif
@@ -63,6 +66,7 @@ typedef node_t {
   byte gen;        /* which wait of the owner                               */
   byte onq;        /* the queue holding it: bucket + 1, 0 none              */
   byte cby;        /* the waker (pid) that set WAKING in this wait, 0 none  */
+  bit det;         /* its thread's handler detached this wait (G)            */
 };
 node_t nd[NN + 1];
 
@@ -79,6 +83,13 @@ byte g_ret0;         /* waits that returned 0                          */
 byte g_seen;         /* wakes the callers count: WAKE's return, requeue's
                         min(return, nr), WAKE_OP's return              */
 byte g_done;         /* processes finished                             */
+
+#ifdef CFG_HANDLER
+/* (G): the waiter thread's signal handler.  hleft: handlers still to come
+ * (one); hrun: the handler runs, the interrupted thread stands still. */
+byte hleft = 1;
+bit hrun;
+#endif
 
 /* ---- queue code (table.c), the bucket lock held ----------------------------- */
 
@@ -198,7 +209,12 @@ inline queue_wake(b, w, mask, nr) {
        assert(nd[r].live && nd[r].onq == b + 1);
        nx = nd[r].next;                       /* next = w->next */
        if                                     /* state != QUEUED || !keyeq || !(bitset & mask): continue */
+#ifndef BUG_WAKE_DETACHED
        :: nd[r].state != QUEUED || nd[r].key != w || (nd[r].bitset & mask) == 0 -> skip_it = 1
+#else
+       /* BUG: a waker that takes a DETACHED node (G) for a queued one */
+       :: (nd[r].state != QUEUED && nd[r].state != DETACHED) || nd[r].key != w || (nd[r].bitset & mask) == 0 -> skip_it = 1
+#endif
        :: else -> skip_it = 0
        fi
      }
@@ -207,7 +223,9 @@ inline queue_wake(b, w, mask, nr) {
      :: else ->
         node_unlink(b, r);                    /* pf_node_unlink_locked(tab, b, w) */
         atomic {
-          assert(nd[r].state == QUEUED);
+#ifndef BUG_WAKE_DETACHED
+          assert(nd[r].state == QUEUED);      /* QUEUED -> WAKING only: a DETACHED node is never counted */
+#endif
           nd[r].state = WAKING;               /* AO_int_store(&w->state, PF_W_WAKING) */
           assert(nd[r].cby == 0);
           nd[r].cby = _pid; g_woken++;        /* ghost: counted by this waker */
@@ -279,30 +297,73 @@ inline dequeue(n, to) {
   idx = 0
 }
 
+#ifdef CFG_HANDLER
+/* (G) thread.c: pf_self_enter(frame), called in a critical section by a
+ * handler's pfutex call (wait.c: pf_waiter_claim's slow path; wake.c:
+ * pf_self_enter_fast, after the fast paths): the interrupted wait of node
+ * sn, its frame live below the handler, is taken off its queue and given
+ * its token: if (w->tab && pf_waiter_dequeue(w, PF_W_DETACHED, 0))
+ * pf_emu_port->unpark(&w->node->park, ...). */
+inline self_enter(sn) {
+  dequeue(sn, DETACHED);
+  if
+  :: took ->
+     nd[sn].det = 1;                                   /* ghost: detached in this wait */
+     assert(nd[sn].live); nd[sn].tok = 1               /* pf_emu_port->unpark(&w->node->park) */
+  :: else                                              /* WAKING (woken wins) or GONE: not ours */
+  fi;
+  took = 0
+}
+
+/* A point of the interrupted thread at which its handler may run (outside
+ * every critical section, (G)): the thread stands still until the handler
+ * is done.  hp: this wait may be interrupted (the handler's own may not). */
+inline hpoint(hp) {
+  if
+  :: hp && hleft > 0 -> hleft = 0; hrun = 1; hrun == 0   /* the handler runs (proctype handler) */
+  :: true
+  fi
+}
+#define HPOINT(hp) hpoint(hp)
+#else
+#define HPOINT(hp) skip
+#endif
+
 /* One wait (pf_emu_wait -> pf_emu_wait_queued -> pf_emu_wait_once) of node n
  * on word w expecting val, bitset mask; timed: the park may end with
- * ETIMEDOUT at any point.  Sets ret. */
-inline wait_once(n, w, val, mask, timed) {
+ * ETIMEDOUT at any point.  hp: a handler may interrupt it (CFG_HANDLER);
+ * sn: the node of a wait this one interrupts, which its claim detaches
+ * (pf_waiter_claim's slow path: pf_self_enter), 0 none.  Sets ret. */
+inline wait_once(n, w, val, mask, timed, hp, sn) {
   /* pf_emu_wait: if (pf_wait_mismatch(r->uaddr, r->val)) return -EAGAIN (fast path) */
   if
   :: wordv[w] != val -> ret = R_EAGAIN
   :: else ->
+#ifdef CFG_HANDLER
+  if
+  :: sn != 0 -> self_enter(sn)                         /* pf_waiter_claim: depth > 0: slow path, pf_self_enter(frame) */
+  :: else
+  fi;
+#endif
   atomic {
     /* pf_waiter_claim: t->depth = 1; prepare: AO_int_store(&k->word, 0) */
     nd[n].tok = 0;
-    nd[n].live = 1; nd[n].gen++; nd[n].cby = 0;        /* ghosts */
+    nd[n].live = 1; nd[n].gen++; nd[n].cby = 0; nd[n].det = 0;   /* ghosts */
     /* pf_emu_wait_once: setkey, bitset, AO_int_store(&n->bucket, idx), linked = counted = 0 */
     nd[n].key = w; nd[n].bitset = mask; nd[n].bucket = BKT(w);
     nd[n].linked = 0; nd[n].counted = 0; nd[n].in_next = 0;
     nd[n].state = QUEUED                               /* AO_int_store(&n->state, PF_W_QUEUED) */
   }
+  HPOINT(hp);                                          /* (G) before (A): detached before its push */
   atomic {
     waiters[BKT(w)]++;                                 /* (A) AO_int_fetch_and_add_full(&b->waiters, 1) */
     nd[n].counted = 1                                  /* n->counted = 1 */
   }
+  HPOINT(hp);                                          /* (G) counted, not pushed */
   atomic {                                             /* (H) pf_bucket_push: CAS(in, old, ref) */
     nd[n].in_next = incoming[BKT(w)]; incoming[BKT(w)] = n
   }
+  HPOINT(hp);                                          /* (G) pushed, before the word's read */
   if
   :: wordv[w] != val ->                                /* pf_word_load(r->uaddr) != r->val */
      dequeue(n, GONE);                                 /* pf_waiter_leave(w) */
@@ -313,10 +374,11 @@ inline wait_once(n, w, val, mask, timed) {
         if                                             /* st == PF_W_WAKING ? 0 : -EAGAIN */
         :: nd[n].state == WAKING -> ret = R_OK
         :: else -> ret = R_EAGAIN
-        fi
+        fi                                             /* (DETACHED: EAGAIN; the leave unlinked it) */
      fi;
      nd[n].state = IDLE                                /* AO_int_store(&n->state, PF_W_IDLE) */
   :: else ->
+     HPOINT(hp);                                       /* (G) before the park */
      /* pf_waiter_sleep(w, dl, async) */
      do
      :: /* ret = pf_waiter_park(w, dl, async): fpark_park returns 0 once the
@@ -325,6 +387,14 @@ inline wait_once(n, w, val, mask, timed) {
         if
         :: nd[n].tok == 1 -> ret = R_OK
         :: timed && nd[n].tok == 0 -> ret = R_ETIMEDOUT
+#ifdef CFG_HANDLER
+        :: hp && hleft > 0 ->                          /* (G) a handler runs in the park */
+           hleft = 0; hrun = 1; hrun == 0;
+           if                                          /* the port: -EINTR after a handler, */
+           :: ret = R_EINTR                            /* or 0 if the token is there (the detach's) */
+           :: nd[n].tok == 1 -> ret = R_OK
+           fi
+#endif
         fi;
         if
         :: ret != R_OK -> break                        /* if (ret != 0 || state != QUEUED) break */
@@ -352,6 +422,12 @@ inline wait_once(n, w, val, mask, timed) {
      :: else
      fi;
      st = nd[n].state;                                 /* st = AO_int_load(&n->state) */
+#ifdef CFG_HANDLER
+     if
+     :: st == DETACHED -> dequeue(n, GONE); took = 0   /* (H) detached before its push: pf_waiter_leave(w) */
+     :: else
+     fi;
+#endif
      nd[n].state = IDLE;                               /* AO_int_store(&n->state, PF_W_IDLE) */
      if
      :: st == WAKING -> ret = R_OK                     /* return st == PF_W_WAKING ? 0 : -EINTR */
@@ -367,6 +443,7 @@ returned:
      * counted by a waker <=> returns 0. */
     assert(nd[n].onq == 0 && nd[n].linked == 0);
     assert((nd[n].cby != 0) == (ret == R_OK));
+    assert(!(nd[n].det && nd[n].cby != 0));            /* (G) a detached wait is counted by no waker */
     if :: ret == R_OK -> g_ret0++ :: else fi;
     nd[n].live = 0
   }
@@ -375,8 +452,10 @@ returned:
 
 /* ---- the operations (wake.c, requeue.c) ------------------------------------------ */
 
-/* wake.c: pf_emu_wake(r): the fast path (B), then pf_emu_wake_queued. */
-inline op_wake(w, mask, nr) {
+/* wake.c: pf_emu_wake(r): the fast path (B), then pf_emu_wake_queued.
+ * sn: the node of a wait this call's thread interrupted (a handler's
+ * wake, (G)), detached on the slow path only, 0 none. */
+inline op_wake(w, mask, nr, sn) {
   if
   :: nr == 0 -> wret = 0                               /* if (r->nr == 0) return 0 */
   :: else ->
@@ -397,6 +476,12 @@ inline op_wake(w, mask, nr) {
      if
      :: fast -> wret = 0
      :: else ->
+#ifdef CFG_HANDLER
+        if                                             /* pf_emu_wake_queued: pf_crit_enter; */
+        :: sn != 0 -> self_enter(sn)                   /*   pf_self_enter_fast(&here) */
+        :: else
+        fi;
+#endif
         block(BKT(w));                                 /* pf_bucket_lock(tab, idx) */
 #ifdef BUG_NO_B
         sb_flush();                                    /* the lock's CAS drains the store buffer */
@@ -504,14 +589,18 @@ proctype waiter(byte n; byte w0; bit alt; byte mask; bit timed; byte waits)
   do
   :: i < waits ->
      if :: w = w0 :: alt -> w = 1 - w0 fi;
-     wait_once(n, w, 0, mask, timed);
+     wait_once(n, w, 0, mask, timed, 0, 0);
      i++
   :: else -> break
   od;
   g_done++
 }
 
+#ifdef CFG_HANDLER
+#define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret, idx; bit skip_it, fast, took
+#else
 #define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret; bit skip_it, fast
+#endif
 
 /* WAKE / WAKE_BITSET: the caller stores a new value, then wakes nr (mask). */
 proctype waker(byte w; byte nr; bit pickmask)
@@ -520,7 +609,7 @@ proctype waker(byte w; byte nr; bit pickmask)
   byte mask = 255;
   if :: pickmask -> mask = 1 :: true fi;   /* the untimed waiter's bitset is 1 */
   word_store(w, 1);
-  op_wake(w, mask, nr);
+  op_wake(w, mask, nr, 0);
   g_seen = g_seen + wret;                              /* the caller counts the return */
   /* exact count: the return is the number of nodes it set WAKING */
   g_done++
@@ -580,6 +669,47 @@ proctype wakeop(byte w1; byte w2; byte nr; byte nr2)
   g_done++
 }
 
+#ifdef CFG_HANDLER
+/* (G) A thread that waits on A (node 1, untimed) and restarts after an
+ * EINTR when its handlers are SA_RESTART (F), and its signal handler
+ * (proctype handler), which may run once, at any point of the wait
+ * outside the critical sections (HPOINT, and in the park). */
+proctype hthread(bit restartable)
+{
+  WAITER_LOCALS;
+  do
+  :: wait_once(1, A, 0, 255, 0, 1, 0);                 /* pf_emu_wait_once */
+     if                                                /* pf_emu_wait_queued: (F) */
+     :: ret == R_EINTR && restartable ->               /* ret == -EINTR && pf_sig_restartable() */
+        if
+        :: wordv[A] != 0 -> ret = R_EAGAIN; break      /* pf_word_load(r->uaddr) != r->val: -EAGAIN */
+        :: else                                        /* the same: wait again */
+        fi
+     :: else -> break
+     fi
+  od;
+  g_done++
+}
+
+/* The handler: its pfutex call detaches the interrupted wait of node 1
+ * (pf_self_enter), then does its own op: a WAKE(A, 1) after storing A = 1,
+ * or a nested wait on A with the thread's second node (untimed, 2). */
+proctype handler()
+{
+  byte ret, st, idx, top, rev, s, nx; bit took;
+  byte lh, lt, ln, lgen[NN + 1], cnt, r, wret; bit skip_it, fast;
+end_idle:
+  hrun == 1;                                           /* a signal arrives: the thread stands still */
+  if
+  :: word_store(A, 1);                                 /* the handler's caller stores, then wakes */
+     op_wake(A, 255, 1, 1);                            /* pf_emu_wake: detaches on its slow path */
+     g_seen = g_seen + wret
+  :: wait_once(2, A, 0, 255, 0, 0, 1)                  /* nested: pf_waiter_claim detaches node 1 */
+  fi;
+  hrun = 0                                             /* the handler returns */
+}
+#endif
+
 /* ---- configurations ----------------------------------------------------------------- */
 #if defined(CFG_REQ2)
 #define NPROC 2
@@ -617,6 +747,14 @@ init {
     run waiter(1, B, 0, 255, 0, 1);
     run waiter(2, A, 0, 255, 1, 1);
     run wakeop(A, B, 1, 1);
+#elif defined(CFG_HANDLER)
+    /* (G): a thread whose wait on A its handler interrupts (a wake, or a
+     * nested wait), restarting or not (F), an untimed waiter on A (node
+     * 3) the handler's wake may take, and WAKE(A, 2) after A = 1 */
+    if :: run hthread(0) :: run hthread(1) fi;
+    run handler();
+    run waiter(3, A, 0, 255, 0, 1);
+    run waker(A, 2, 0);
 #elif defined(CFG_HUNT1)
     /* larger: three timed waiters (A, A or B), one requeuer, two calls */
     run waiter(1, A, 0, 255, 1, 1);
