@@ -67,6 +67,10 @@ typedef node_t {
   byte onq;        /* the queue holding it: bucket + 1, 0 none              */
   byte cby;        /* the waker (pid) that set WAKING in this wait, 0 none  */
   bit det;         /* its thread's handler detached this wait (G)            */
+  /* regions (R) only: the node is a slot of the region's table */
+  byte owner;      /* pf_node: owner (the owning process's lock id: pid + 1; 0 free) */
+  bit pushed;      /* pf_node: pushed (since claimed: the rebuild's "on the queue") */
+  byte seq;        /* pf_node: seq (arrival number, the rebuild's order)    */
 };
 node_t nd[NN + 1];
 
@@ -125,8 +129,16 @@ inline q_unlink(b, n) {
  * the only access others make without the lock; the reversal and the
  * appends are the lock holder's. */
 inline drain(b) {
+#ifdef CFG_REGION
+  /* a region's lock holder may die between the take and the appends
+   * (PF_CRASH("drain_taken")): the stack is then lost, the rebuild finds
+   * its nodes by their pushed mark */
+  atomic { top = incoming[b]; incoming[b] = 0 }  /* AO_int_compare_and_swap_full(&b->incoming, top, 0) */
+#endif
   d_step {
+#ifndef CFG_REGION
     top = incoming[b]; incoming[b] = 0;       /* AO_int_compare_and_swap_full(&b->incoming, top, 0) */
+#endif
     rev = 0; s = top;
     do                                        /* for (s = top; s;) { next = n->in_next; n->in_next = rev; ... } */
     :: s != 0 -> assert(nd[s].live); nx = nd[s].in_next; nd[s].in_next = rev; rev = s; s = nx
@@ -146,10 +158,29 @@ inline drain(b) {
   }
 }
 
+#ifndef CFG_REGION
 /* table.c: pf_bucket_lock (private table): CAS(l, 0, 1), spinning */
 inline block(b) {
   atomic { lock[b] == 0 -> lock[b] = _pid + 1 }
 }
+#else
+/* table.c: pf_bucket_lock (a region's): CAS(l, 0, me), spinning; a locker
+ * that finds the holder's process dead takes the lock over, CAS(l, h, me),
+ * and rebuilds the bucket from the slots.  Death is an oracle here (the
+ * ghost alive[], exact: what the OS vouches for); the code's kill(pid, 0)
+ * and its one-second lease (held_long), and the "count 0: a scribble" and
+ * "our own process" rules, are not modelled (README). */
+inline block(b) {
+  if
+  :: atomic { lock[b] == 0 -> lock[b] = _pid + 1 }    /* h == 0 && CAS(l, 0, me): return 0 */
+#ifndef BUG_NO_TAKEOVER
+  :: atomic { lock[b] != 0 && !alive[lock[b] - 1] ->  /* pf_region_lock_holder_dead(tab, h) */
+       lock[b] = _pid + 1 };                          /*   && CAS(l, h, me) */
+     rebuild(b)                                       /* return pf_bucket_rebuild_locked(tab, i) */
+#endif
+  fi
+}
+#endif
 /* table.c: pf_bucket_unlock: AO_int_store_release(&lock, 0) */
 inline bunlock(b) {
   assert(lock[b] == _pid + 1); lock[b] = 0
@@ -161,6 +192,10 @@ inline node_unlink(b, n) {
   atomic {
     q_unlink(b, n);                           /* pf_queue_unlink_locked(tab, b, n) */
     nd[n].linked = 0;                         /* n->linked = 0 */
+#ifdef CFG_REGION
+  }                                           /* a region's holder may die here */
+  atomic {
+#endif
     if
     :: nd[n].counted ->
        nd[n].counted = 0;                     /* n->counted = 0 */
@@ -170,6 +205,100 @@ inline node_unlink(b, n) {
     fi
   }
 }
+
+#ifdef CFG_REGION
+/* ---- regions (R): slots, owners, death, the rebuild ---------------------------- */
+#define NPR 5            /* pids: init 0, the processes 1..3, the killer 4 */
+bit alive[NPR];      /* the oracle: the OS says exactly who is dead (README) */
+bit pdone[NPR];      /* ghost: the process finished its calls */
+#ifndef KILLS
+#define KILLS 1      /* how many processes may die */
+#endif
+byte g_seq;          /* region header: seq (arrival numbers) */
+byte g_wlive;        /* ghost: counts of slots whose owner lived when the waker looked */
+
+/* shm.c: pf_slot_free(tab, n, owner): linked = pushed = counted = 0,
+ * state IDLE, then CAS(&n->owner, owner, 0).  Ghost: the slot's wait is
+ * over (its owner returned, or it was dead). */
+inline slot_free(n) {
+  assert(nd[n].onq == 0);
+  /* ghost: a freed slot is on no incoming stack either (a later drain
+   * would link a free slot) */
+  rr = incoming[nd[n].bucket];
+  do
+  :: rr != 0 -> assert(rr != n); rr = nd[rr].in_next
+  :: else -> break
+  od;
+  rr = 0;
+  nd[n].linked = 0; nd[n].pushed = 0; nd[n].counted = 0;
+  nd[n].state = IDLE; nd[n].owner = 0;
+  nd[n].live = 0
+}
+
+/* table.c: pf_bucket_rebuild_locked(tab, i), after a takeover: the queue,
+ * the incoming stack and the count rebuilt from the slots.  Whatever step
+ * the dead holder stopped at: slots QUEUED/DETACHED of this bucket with a
+ * live owner are kept (counted = 1; linked in arrival order if pushed),
+ * dead owners' slots are freed, and the count is max(cur - dead shares,
+ * live slots).  One step: the lock is held, others touch only incoming
+ * (taken first), the count and the states (the owners' steps interleave
+ * in the code: the model takes the snapshot at once). */
+inline rebuild(b) {
+  d_step {
+    incoming[b] = 0;                          /* AO_int_store(&b->incoming, 0) */
+    head[b] = 0; tail[b] = 0;                 /* b->head = b->tail = 0 */
+    rs = 1;                                   /* ghost: no node on the old queue any more */
+    do
+    :: rs <= NN -> if :: nd[rs].onq == b + 1 -> nd[rs].onq = 0 :: else fi; rs++
+    :: else -> break
+    od;
+    rcnt = 0; rdead = 0; rs = 1;
+    do                                        /* for (s = 0; s < tab->nslots; s++) */
+    :: rs <= NN ->
+       if
+       :: nd[rs].owner != 0 && (nd[rs].state == QUEUED || nd[rs].state == DETACHED) && BKT(nd[rs].key) == b ->
+          if
+#ifndef BUG_REBUILD_DEAD
+          :: !alive[nd[rs].owner - 1] ->      /* !pf_node_owner_alive(tab, n) */
+             rdead = rdead + nd[rs].counted;  /* dead += n->counted != 0 */
+             slot_free(rs)                    /* linked = counted = 0; pf_slot_free(tab, n, o) */
+#endif
+          :: else ->
+             nd[rs].bucket = b; nd[rs].counted = 1; rcnt++; nd[rs].linked = 0;
+             if
+             :: nd[rs].pushed ->              /* insert by arrival number, from the tail */
+                rr = tail[b]; rat = 0;
+                do
+                :: rr != 0 -> if :: nd[rs].seq >= nd[rr].seq -> rat = rr; break :: else -> rr = nd[rr].prev fi
+                :: else -> break
+                od;
+                nd[rs].in_next = 0;
+                if
+                :: rat == 0 ->                /* first */
+                   nd[rs].prev = 0; nd[rs].next = head[b];
+                   if :: head[b] != 0 -> nd[head[b]].prev = rs :: else -> tail[b] = rs fi;
+                   head[b] = rs
+                :: else ->
+                   nd[rs].prev = rat; nd[rs].next = nd[rat].next;
+                   if :: nd[rat].next != 0 -> nd[nd[rat].next].prev = rs :: else -> tail[b] = rs fi;
+                   nd[rat].next = rs
+                fi;
+                nd[rs].linked = 1; nd[rs].onq = b + 1
+             :: else
+             fi
+          fi
+       :: else
+       fi;
+       rs++
+    :: else -> break
+    od;
+    /* cur = waiters - dead (not below 0); waiters = max(cur, count) */
+    if :: waiters[b] >= rdead -> rcur = waiters[b] - rdead :: else -> rcur = 0 fi;
+    if :: rcur > rcnt -> waiters[b] = rcur :: else -> waiters[b] = rcnt fi;
+    rs = 0; rcnt = 0; rdead = 0; rcur = 0; rr = 0; rat = 0
+  }
+}
+#endif
 
 /* ---- the waker's store buffer (BUG_NO_B only) --------------------------------- */
 #ifdef BUG_NO_B
@@ -216,10 +345,22 @@ inline queue_wake(b, w, mask, nr) {
        :: (nd[r].state != QUEUED && nd[r].state != DETACHED) || nd[r].key != w || (nd[r].bitset & mask) == 0 -> skip_it = 1
 #endif
        :: else -> skip_it = 0
-       fi
+       fi;
+#ifdef CFG_REGION
+       seen_alive = alive[nd[r].owner - 1];   /* ghost: the owner's process lives as the waker looks */
+#ifndef BUG_COUNT_DEAD
+       dead_it = !seen_alive                  /* tab->slots && !pf_node_owner_alive(tab, w) (oracle) */
+#endif
+       /* BUG_COUNT_DEAD: no owner check, a dead process's slot is counted */
+#endif
      }
      if
      :: skip_it -> r = nx
+#ifdef CFG_REGION
+     :: !skip_it && dead_it ->                /* its process died: the kernel would have dropped it */
+        node_unlink(b, r);                    /* pf_node_unlink_locked(tab, b, w) */
+        atomic { slot_free(r); r = nx }       /* pf_slot_free(tab, w, o); continue */
+#endif
      :: else ->
         node_unlink(b, r);                    /* pf_node_unlink_locked(tab, b, w) */
         atomic {
@@ -229,6 +370,10 @@ inline queue_wake(b, w, mask, nr) {
           nd[r].state = WAKING;               /* AO_int_store(&w->state, PF_W_WAKING) */
           assert(nd[r].cby == 0);
           nd[r].cby = _pid; g_woken++;        /* ghost: counted by this waker */
+#ifdef CFG_REGION
+          if :: seen_alive -> g_wlive++ :: else fi;   /* ghost: its owner lived when the waker looked */
+          seen_alive = 0;
+#endif
           lgen[r] = nd[r].gen;
           nd[r].wake_next = 0;                /* w->wake_next = 0 */
           if
@@ -241,6 +386,22 @@ inline queue_wake(b, w, mask, nr) {
      fi
   :: else -> break
   od;
+#ifdef CFG_REGION
+  /* ghost: a walk that woke fewer than nr left no live waiter it could
+   * wake on the queue (one queued behind a dead one is reached) */
+  atomic {
+    if
+    :: cnt < nr ->
+       r = head[b];
+       do
+       :: r != 0 -> assert(!(nd[r].state == QUEUED && nd[r].key == w && alive[nd[r].owner - 1])); r = nd[r].next
+       :: else -> break
+       od
+    :: else
+    fi;
+    dead_it = 0
+  }
+#endif
   r = 0; nx = 0
 }
 
@@ -263,6 +424,26 @@ inline wake_list() {
   od;
   lh = 0; lt = 0; ln = 0; r = 0; nx = 0
 }
+#ifdef CFG_REGION
+/* A region's wake list: the owner of a listed slot may have returned
+ * already (a slice ended it, (R)): its slot is freed, and the token is a
+ * surplus one for whoever claims it next (absorbed by the park's loop).
+ * No slot is claimed twice in CFG_REGION, so the list is never redirected:
+ * each listed slot holds the wait counted or nothing. */
+#undef wake_list
+inline rwake_list() {
+  r = lh;
+  do
+  :: r != 0 && ln > 0 ->
+     atomic { assert(nd[r].gen == lgen[r]); nx = nd[r].wake_next }   /* r = w->wake_next */
+     atomic { assert(nd[r].gen == lgen[r]); nd[r].tok = 1 }          /* unpark(&w->park, 1) */
+     r = nx; ln--
+  :: else -> break
+  od;
+  lh = 0; lt = 0; ln = 0; r = 0; nx = 0
+}
+#define wake_list rwake_list
+#endif
 
 /* ---- the waiter (wait.c) ------------------------------------------------------- */
 
@@ -578,7 +759,11 @@ inline op_requeue(w1, w2, nr, nr2, val3) {
 
 /* ---- the processes ------------------------------------------------------------------ */
 
+#ifdef CFG_REGION
+#define WAITER_LOCALS byte ret, st, idx, top, rev, s, nx, rs, rcnt, rdead, rcur, rr, rat; bit took
+#else
 #define WAITER_LOCALS byte ret, st, idx, top, rev, s, nx; bit took
+#endif
 
 /* A waiter: `waits` waits of node n; each on word w0 or, if alt, on either word. */
 proctype waiter(byte n; byte w0; bit alt; byte mask; bit timed; byte waits)
@@ -596,7 +781,9 @@ proctype waiter(byte n; byte w0; bit alt; byte mask; bit timed; byte waits)
   g_done++
 }
 
-#ifdef CFG_HANDLER
+#ifdef CFG_REGION
+#define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret, rs, rcnt, rdead, rcur, rr, rat; bit skip_it, fast, dead_it, seen_alive
+#elif defined(CFG_HANDLER)
 #define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret, idx; bit skip_it, fast, took
 #else
 #define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret; bit skip_it, fast
@@ -710,6 +897,136 @@ end_idle:
 }
 #endif
 
+#ifdef CFG_REGION
+/* (R) One wait on a region's word w of slot n (wait.c, pf_emu_wait_once
+ * with tab->slots): the slot names its owner, the push marks it, and the
+ * park goes in slices: a slice that ends without the token while the slot
+ * is no longer QUEUED ends the park with 0 (woken wins: its waker died
+ * between WAKING and the token, or is slow); the collect waits one slice
+ * at most.  timed: the deadline may pass.  Sets ret. */
+inline rwait_once(n, w, timed) {
+  if
+  :: wordv[w] != 0 -> ret = R_EAGAIN; pdone[_pid] = 1 /* pf_wait_mismatch: -EAGAIN */
+  :: else ->
+  atomic {
+    /* pf_waiter_claim: pf_slot_claim: CAS(&n->owner, 0, rg->me); state =
+     * IDLE; linked = pushed = counted = 0; prepare: AO_int_store(&k->word, 0) */
+    assert(nd[n].owner == 0);
+    nd[n].owner = _pid + 1; nd[n].linked = 0; nd[n].pushed = 0; nd[n].counted = 0;
+    nd[n].tok = 0;
+    nd[n].live = 1; nd[n].gen++; nd[n].cby = 0;        /* ghosts */
+    /* pf_emu_wait_once: setkey, bitset, bucket, in_next = 0, seq = pf_region_next_seq(tab) */
+    nd[n].key = w; nd[n].bitset = 255; nd[n].bucket = BKT(w); nd[n].in_next = 0;
+    nd[n].seq = g_seq; g_seq++;
+    nd[n].state = QUEUED                               /* AO_int_store(&n->state, PF_W_QUEUED) */
+  }
+  atomic {
+    waiters[BKT(w)]++;                                 /* (A) AO_int_fetch_and_add_full(&b->waiters, 1) */
+    nd[n].counted = 1                                  /* n->counted = 1 */
+  }
+  nd[n].pushed = 1;                                    /* pf_bucket_push: n->pushed = 1 (push_marked) */
+  atomic {                                             /* (H) CAS(in, old, ref) */
+    nd[n].in_next = incoming[BKT(w)]; incoming[BKT(w)] = n
+  }
+  if
+  :: wordv[w] != 0 ->                                  /* pf_word_load(r->uaddr) != r->val */
+     dequeue(n, GONE);                                 /* pf_waiter_leave(w) */
+     if
+     :: took -> ret = R_EAGAIN
+     :: else ->                                        /* pf_waiter_collect(w): a slice at most (no step: */
+        if                                             /*   the word is the token, nothing is consumed) */
+        :: nd[n].state == WAKING -> ret = R_OK         /* st == PF_W_WAKING ? 0 : -EAGAIN */
+        :: else -> ret = R_EAGAIN
+        fi
+     fi
+  :: else ->
+     /* pf_waiter_sleep(w, dl, async): pf_waiter_park in slices */
+end_rpark:                                             /* an untimed waiter nobody wakes sleeps on */
+     if
+     :: nd[n].tok == 1 -> ret = R_OK                   /* park: 0, the token */
+     :: timed && nd[n].tok == 0 -> ret = R_ETIMEDOUT   /* the last slice ends at the deadline */
+     :: nd[n].tok == 0 && nd[n].state != QUEUED ->     /* a slice ends: AO_int_load(&n->state) != */
+        ret = R_OK                                     /*   PF_W_QUEUED: return 0 (R) */
+     fi;
+     if
+     :: ret == R_OK && nd[n].state == QUEUED ->        /* (R) a surplus token: take it back */
+        nd[n].tok = 0;                                 /* CAS(&n->park.word, tok, 0) */
+        if
+        :: nd[n].state == QUEUED -> goto end_rpark
+        :: else
+        fi
+     :: else
+     fi;
+     if
+     :: ret != R_OK ->
+        dequeue(n, GONE);                              /* if (pf_waiter_leave(w)) */
+        if
+        :: took -> goto rreturned                      /* return ret */
+        :: else                                        /* pf_waiter_collect(w): a slice at most */
+        fi
+     :: else
+     fi;
+     st = nd[n].state;                                 /* st = AO_int_load(&n->state) */
+     nd[n].state = IDLE;                               /* AO_int_store(&n->state, PF_W_IDLE) */
+     if
+     :: st == WAKING -> ret = R_OK                     /* return st == PF_W_WAKING ? 0 : -EINTR */
+     :: else -> ret = R_EINTR
+     fi
+  fi;
+rreturned:
+  /* pf_self_pop: state = IDLE; pf_waiter_release: pf_slot_free(tab, n, me) */
+  atomic {
+    assert(nd[n].onq == 0 && nd[n].linked == 0);
+    nd[n].state = IDLE;
+    assert((nd[n].cby != 0) == (ret == R_OK));         /* woken wins, no lost count */
+    if :: ret == R_OK -> g_ret0++ :: else fi;
+    slot_free(n);
+    pdone[_pid] = 1
+  }
+  fi
+}
+
+/* A process of the region that waits once with slot n; it may die at any
+ * step (the killer: its locals vanish, its slot and a lock it holds stay). */
+proctype rwaiter(byte n; bit timed)
+{
+  WAITER_LOCALS;
+  {
+    rwait_once(n, A, timed)
+  } unless { !alive[_pid] }
+}
+
+/* A process that stores A = 1 and wakes one (pf_emu_wake on the region's
+ * table); it may die at any step. */
+proctype rwaker(byte w; byte nr)
+{
+  WAKER_LOCALS;
+  {
+    word_store(w, 1);
+    op_wake(w, 255, nr, 0);
+    atomic { g_seen = g_seen + wret; pdone[_pid] = 1 }  /* the caller counts the return */
+  } unless { !alive[_pid] }
+}
+
+/* SIGKILL: up to KILLS processes, each at any step, while its calls are
+ * in progress (the oracle knows at once). */
+proctype killer()
+{
+  byte k;
+  do
+  :: k < KILLS ->
+end_kill:                                             /* nobody left to kill */
+     if
+     :: atomic { alive[1] && !pdone[1] -> alive[1] = 0 }
+     :: atomic { alive[2] && !pdone[2] -> alive[2] = 0 }
+     :: atomic { alive[3] && !pdone[3] -> alive[3] = 0 }
+     fi;
+     k++
+  :: break
+  od
+}
+#endif
+
 /* ---- configurations ----------------------------------------------------------------- */
 #if defined(CFG_REQ2)
 #define NPROC 2
@@ -747,6 +1064,14 @@ init {
     run waiter(1, B, 0, 255, 0, 1);
     run waiter(2, A, 0, 255, 1, 1);
     run wakeop(A, B, 1, 1);
+#elif defined(CFG_REGION)
+    /* (R): a timed waiter (slot 1) and an untimed one (slot 2) of a region,
+     * WAKE(A, 1) after A = 1; any one of them may die at any step */
+    alive[0] = 1; alive[1] = 1; alive[2] = 1; alive[3] = 1; alive[4] = 1;
+    run rwaiter(1, 1);
+    run rwaiter(2, 0);
+    run rwaker(A, 1);
+    run killer();
 #elif defined(CFG_HANDLER)
     /* (G): a thread whose wait on A its handler interrupts (a wake, or a
      * nested wait), restarting or not (F), an untimed waiter on A (node
@@ -771,6 +1096,27 @@ init {
 #error "no configuration: -DCFG_WAKE, CFG_REQ, CFG_REQ2, CFG_REQWAKE or CFG_WAKEOP"
 #endif
   }
+#ifdef CFG_REGION
+  /* the end: nothing can move (a process stuck in a lock is an invalid
+   * end state; a live untimed waiter may sleep on only as below) */
+  timeout;
+  /* every count made is a wait that returns 0, or one whose process died
+   * before returning (pid n waits with slot n; a death between the
+   * waker's look and its count is one just after the count: nobody can
+   * tell them apart); the waker's return is its count unless it died */
+  assert(g_woken == g_ret0 + (!alive[1] && !pdone[1] && nd[1].cby != 0) + (!alive[2] && !pdone[2] && nd[2].cby != 0));
+  assert(!alive[3] || (pdone[3] && g_seen == g_woken));
+  /* a live waiter still asleep: queued, uncounted, and the wake(1) woke a
+   * live one (a waiter queued behind a dead one is reached) or died */
+  assert(!alive[1] || pdone[1]);
+  assert(!alive[2] || pdone[2] || (nd[2].state == QUEUED && nd[2].cby == 0 && (g_wlive == 1 || !alive[3])));
+  /* a waker counts only slots whose process lived when it looked */
+  assert(g_wlive == g_woken);
+  /* the count never below the nodes it covers (an excess may stay, table.c) */
+  assert(waiters[0] >= nd[1].counted + nd[2].counted);
+  assert(lock[0] == 0 || !alive[lock[0] - 1])
+}
+#else
   /* the end: everyone finished (a process stuck in a park or a lock is an
    * invalid end state); the counts are exact */
   g_done == NPROC;
@@ -780,3 +1126,4 @@ init {
   assert(incoming[0] == 0 && incoming[1] == 0 && head[0] == 0 && head[1] == 0);
   assert(lock[0] == 0 && lock[1] == 0)
 }
+#endif
