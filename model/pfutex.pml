@@ -15,8 +15,12 @@
  * to what only the lock holder touches (queue links, linked, counted, key,
  * wake_next, in_next after the take) are folded into the neighbouring step.
  *
- * Configurations (-DCFG_...): WAKE, REQ, REQWAKE, WAKEOP; see the bottom.
- * Bug flags (-DBUG_...): LOST_REQ_WAKE (see README), NO_C, NO_B, TOUCH. */
+ * Configurations (-DCFG_...): WAKE, REQ, REQ2, REQWAKE, WAKEOP, HANDLER
+ * (signal handlers, (G) and (F)), REGION (a region's slots, owner death,
+ * takeover and rebuild, slices, (R); KILLS=n deaths, default 1); see the
+ * bottom.  Bug flags (-DBUG_...): LOST_REQ_WAKE, NO_C, NO_C_FRONT, NO_B,
+ * TOUCH, DOUBLE_DRAIN, WAKE_DETACHED, COUNT_DEAD, NO_TAKEOVER,
+ * REBUILD_DEAD (see README). */
 
 /* ---- sizes ---------------------------------------------------------------- */
 #define NB 2              /* buckets */
@@ -505,9 +509,9 @@ inline hpoint(hp) {
   :: true
   fi
 }
-#define HPOINT(hp) hpoint(hp)
+#define HPOINT(hp) hpoint(hp);
 #else
-#define HPOINT(hp) skip
+#define HPOINT(hp)
 #endif
 
 /* One wait (pf_emu_wait -> pf_emu_wait_queued -> pf_emu_wait_once) of node n
@@ -535,16 +539,16 @@ inline wait_once(n, w, val, mask, timed, hp, sn) {
     nd[n].linked = 0; nd[n].counted = 0; nd[n].in_next = 0;
     nd[n].state = QUEUED                               /* AO_int_store(&n->state, PF_W_QUEUED) */
   }
-  HPOINT(hp);                                          /* (G) before (A): detached before its push */
+  HPOINT(hp)                                           /* (G) before (A): detached before its push */
   atomic {
     waiters[BKT(w)]++;                                 /* (A) AO_int_fetch_and_add_full(&b->waiters, 1) */
     nd[n].counted = 1                                  /* n->counted = 1 */
   }
-  HPOINT(hp);                                          /* (G) counted, not pushed */
+  HPOINT(hp)                                           /* (G) counted, not pushed */
   atomic {                                             /* (H) pf_bucket_push: CAS(in, old, ref) */
     nd[n].in_next = incoming[BKT(w)]; incoming[BKT(w)] = n
   }
-  HPOINT(hp);                                          /* (G) pushed, before the word's read */
+  HPOINT(hp)                                           /* (G) pushed, before the word's read */
   if
   :: wordv[w] != val ->                                /* pf_word_load(r->uaddr) != r->val */
      dequeue(n, GONE);                                 /* pf_waiter_leave(w) */
@@ -559,7 +563,7 @@ inline wait_once(n, w, val, mask, timed, hp, sn) {
      fi;
      nd[n].state = IDLE                                /* AO_int_store(&n->state, PF_W_IDLE) */
   :: else ->
-     HPOINT(hp);                                       /* (G) before the park */
+     HPOINT(hp)                                        /* (G) before the park */
      /* pf_waiter_sleep(w, dl, async) */
      do
      :: /* ret = pf_waiter_park(w, dl, async): fpark_park returns 0 once the
