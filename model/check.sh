@@ -81,6 +81,8 @@ verify bug-lost-req-wake error -DCFG_REQ -DBUG_LOST_REQ_WAKE
 verify bug-double-drain error -DCFG_REQ -DBUG_DOUBLE_DRAIN
 # (G) a waker that counts a node its owner's handler detached
 verify bug-wake-detached error -DCFG_HANDLER -DBUG_WAKE_DETACHED
+# (G) a detach without the bucket lock (a CAS on the state)
+verify bug-detach-nolock error -DCFG_HANDLER -DBUG_DETACH_NOLOCK
 # (R) a waker that counts a dead process's slot; a dead holder's lock kept
 verify bug-count-dead error -DCFG_REGION -DBUG_COUNT_DEAD
 verify bug-no-takeover error -DCFG_REGION -DBUG_NO_TAKEOVER

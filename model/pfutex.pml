@@ -19,7 +19,7 @@
  * (signal handlers, (G) and (F)), REGION (a region's slots, owner death,
  * takeover and rebuild, slices, (R); KILLS=n deaths, default 1); see the
  * bottom.  Bug flags (-DBUG_...): LOST_REQ_WAKE, NO_C, NO_C_FRONT, NO_B,
- * TOUCH, DOUBLE_DRAIN, WAKE_DETACHED, COUNT_DEAD, NO_TAKEOVER,
+ * TOUCH, DOUBLE_DRAIN, WAKE_DETACHED, DETACH_NOLOCK, COUNT_DEAD, NO_TAKEOVER,
  * REBUILD_DEAD (see README). */
 
 /* ---- sizes ---------------------------------------------------------------- */
@@ -490,7 +490,13 @@ inline dequeue(n, to) {
  * its token: if (w->tab && pf_waiter_dequeue(w, PF_W_DETACHED, 0))
  * pf_emu_port->unpark(&w->node->park, ...). */
 inline self_enter(sn) {
+#ifndef BUG_DETACH_NOLOCK
   dequeue(sn, DETACHED);
+#else
+  /* BUG: the detach as a lock-free CAS(&n->state, QUEUED, DETACHED), the
+   * node left on its queue for its owner to remove */
+  atomic { took = (nd[sn].state == QUEUED); if :: took -> nd[sn].state = DETACHED :: else fi };
+#endif
   if
   :: took ->
      nd[sn].det = 1;                                   /* ghost: detached in this wait */
