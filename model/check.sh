@@ -75,6 +75,8 @@ verify req2 ok -DCFG_REQ2
 verify reqwake ok -DCFG_REQWAKE
 verify wakeop ok -DCFG_WAKEOP
 verify wakeop-same ok -DCFG_WAKEOP -DSAMEBUCKET
+verify handler ok -DCFG_HANDLER
+verify region ok -DCFG_REGION
 # The bugs: each must be found.
 verify bug-no-c error -DCFG_REQWAKE -DBUG_NO_C
 verify bug-no-b error -DCFG_WAKE -DBUG_NO_B
@@ -82,6 +84,13 @@ verify bug-touch error -DCFG_WAKE -DBUG_TOUCH
 verify bug-lost-req-wake error -DCFG_REQ -DBUG_LOST_REQ_WAKE
 # the lost wakeup of issue 17 (requeue drained its source bucket twice)
 verify bug-double-drain error -DCFG_REQ -DBUG_DOUBLE_DRAIN
+# (G) a waker that counts a node its owner's handler detached
+verify bug-wake-detached error -DCFG_HANDLER -DBUG_WAKE_DETACHED
+# (G) a detach without the bucket lock (a CAS on the state)
+verify bug-detach-nolock error -DCFG_HANDLER -DBUG_DETACH_NOLOCK
+# (R) a waker that counts a dead process's slot; a dead holder's lock kept
+verify bug-count-dead error -DCFG_REGION -DBUG_COUNT_DEAD
+verify bug-no-takeover error -DCFG_REGION -DBUG_NO_TAKEOVER
 
 npass=`grep -c '^PASS: ' "$work/results.txt"`
 nfail=`grep -c '^FAIL: ' "$work/results.txt"`

@@ -15,12 +15,19 @@
  * to what only the lock holder touches (queue links, linked, counted, key,
  * wake_next, in_next after the take) are folded into the neighbouring step.
  *
- * Configurations (-DCFG_...): WAKE, REQ, REQWAKE, WAKEOP; see the bottom.
- * Bug flags (-DBUG_...): LOST_REQ_WAKE (see README), NO_C, NO_B, TOUCH. */
+ * Configurations (-DCFG_...): WAKE, REQ, REQ2, REQWAKE, WAKEOP, HANDLER
+ * (signal handlers, (G) and (F)), REGION (a region's slots, owner death,
+ * takeover and rebuild, slices, (R); KILLS=n deaths, default 1); see the
+ * bottom.  Bug flags (-DBUG_...): LOST_REQ_WAKE, NO_C, NO_C_FRONT, NO_B,
+ * TOUCH, DOUBLE_DRAIN, WAKE_DETACHED, DETACH_NOLOCK, COUNT_DEAD, NO_TAKEOVER,
+ * REBUILD_DEAD (see README). */
 
 /* ---- sizes ---------------------------------------------------------------- */
 #define NB 2              /* buckets */
 #define NW 2              /* futex words: A = 0, B = 1 */
+#if !defined(NN) && defined(CFG_HANDLER)
+#define NN 3              /* the thread's two nodes (levels 0, 1) and another waiter's */
+#endif
 #ifndef NN
 #define NN 2              /* nodes (one per waiter; node 0 is "none") */
 #endif
@@ -63,6 +70,11 @@ typedef node_t {
   byte gen;        /* which wait of the owner                               */
   byte onq;        /* the queue holding it: bucket + 1, 0 none              */
   byte cby;        /* the waker (pid) that set WAKING in this wait, 0 none  */
+  bit det;         /* its thread's handler detached this wait (G)            */
+  /* regions (R) only: the node is a slot of the region's table */
+  byte owner;      /* pf_node: owner (the owning process's lock id: pid + 1; 0 free) */
+  bit pushed;      /* pf_node: pushed (since claimed: the rebuild's "on the queue") */
+  byte seq;        /* pf_node: seq (arrival number, the rebuild's order)    */
 };
 node_t nd[NN + 1];
 
@@ -79,6 +91,13 @@ byte g_ret0;         /* waits that returned 0                          */
 byte g_seen;         /* wakes the callers count: WAKE's return, requeue's
                         min(return, nr), WAKE_OP's return              */
 byte g_done;         /* processes finished                             */
+
+#ifdef CFG_HANDLER
+/* (G): the waiter thread's signal handler.  hleft: handlers still to come
+ * (one); hrun: the handler runs, the interrupted thread stands still. */
+byte hleft = 1;
+bit hrun;
+#endif
 
 /* ---- queue code (table.c), the bucket lock held ----------------------------- */
 
@@ -114,8 +133,16 @@ inline q_unlink(b, n) {
  * the only access others make without the lock; the reversal and the
  * appends are the lock holder's. */
 inline drain(b) {
+#ifdef CFG_REGION
+  /* a region's lock holder may die between the take and the appends
+   * (PF_CRASH("drain_taken")): the stack is then lost, the rebuild finds
+   * its nodes by their pushed mark */
+  atomic { top = incoming[b]; incoming[b] = 0 }  /* AO_int_compare_and_swap_full(&b->incoming, top, 0) */
+#endif
   d_step {
+#ifndef CFG_REGION
     top = incoming[b]; incoming[b] = 0;       /* AO_int_compare_and_swap_full(&b->incoming, top, 0) */
+#endif
     rev = 0; s = top;
     do                                        /* for (s = top; s;) { next = n->in_next; n->in_next = rev; ... } */
     :: s != 0 -> assert(nd[s].live); nx = nd[s].in_next; nd[s].in_next = rev; rev = s; s = nx
@@ -135,10 +162,29 @@ inline drain(b) {
   }
 }
 
+#ifndef CFG_REGION
 /* table.c: pf_bucket_lock (private table): CAS(l, 0, 1), spinning */
 inline block(b) {
   atomic { lock[b] == 0 -> lock[b] = _pid + 1 }
 }
+#else
+/* table.c: pf_bucket_lock (a region's): CAS(l, 0, me), spinning; a locker
+ * that finds the holder's process dead takes the lock over, CAS(l, h, me),
+ * and rebuilds the bucket from the slots.  Death is an oracle here (the
+ * ghost alive[], exact: what the OS vouches for); the code's kill(pid, 0)
+ * and its one-second lease (held_long), and the "count 0: a scribble" and
+ * "our own process" rules, are not modelled (README). */
+inline block(b) {
+  if
+  :: atomic { lock[b] == 0 -> lock[b] = _pid + 1 }    /* h == 0 && CAS(l, 0, me): return 0 */
+#ifndef BUG_NO_TAKEOVER
+  :: atomic { lock[b] != 0 && !alive[lock[b] - 1] ->  /* pf_region_lock_holder_dead(tab, h) */
+       lock[b] = _pid + 1 };                          /*   && CAS(l, h, me) */
+     rebuild(b)                                       /* return pf_bucket_rebuild_locked(tab, i) */
+#endif
+  fi
+}
+#endif
 /* table.c: pf_bucket_unlock: AO_int_store_release(&lock, 0) */
 inline bunlock(b) {
   assert(lock[b] == _pid + 1); lock[b] = 0
@@ -150,6 +196,10 @@ inline node_unlink(b, n) {
   atomic {
     q_unlink(b, n);                           /* pf_queue_unlink_locked(tab, b, n) */
     nd[n].linked = 0;                         /* n->linked = 0 */
+#ifdef CFG_REGION
+  }                                           /* a region's holder may die here */
+  atomic {
+#endif
     if
     :: nd[n].counted ->
        nd[n].counted = 0;                     /* n->counted = 0 */
@@ -159,6 +209,100 @@ inline node_unlink(b, n) {
     fi
   }
 }
+
+#ifdef CFG_REGION
+/* ---- regions (R): slots, owners, death, the rebuild ---------------------------- */
+#define NPR 5            /* pids: init 0, the processes 1..3, the killer 4 */
+bit alive[NPR];      /* the oracle: the OS says exactly who is dead (README) */
+bit pdone[NPR];      /* ghost: the process finished its calls */
+#ifndef KILLS
+#define KILLS 1      /* how many processes may die */
+#endif
+byte g_seq;          /* region header: seq (arrival numbers) */
+byte g_wlive;        /* ghost: counts of slots whose owner lived when the waker looked */
+
+/* shm.c: pf_slot_free(tab, n, owner): linked = pushed = counted = 0,
+ * state IDLE, then CAS(&n->owner, owner, 0).  Ghost: the slot's wait is
+ * over (its owner returned, or it was dead). */
+inline slot_free(n) {
+  assert(nd[n].onq == 0);
+  /* ghost: a freed slot is on no incoming stack either (a later drain
+   * would link a free slot) */
+  rr = incoming[nd[n].bucket];
+  do
+  :: rr != 0 -> assert(rr != n); rr = nd[rr].in_next
+  :: else -> break
+  od;
+  rr = 0;
+  nd[n].linked = 0; nd[n].pushed = 0; nd[n].counted = 0;
+  nd[n].state = IDLE; nd[n].owner = 0;
+  nd[n].live = 0
+}
+
+/* table.c: pf_bucket_rebuild_locked(tab, i), after a takeover: the queue,
+ * the incoming stack and the count rebuilt from the slots.  Whatever step
+ * the dead holder stopped at: slots QUEUED/DETACHED of this bucket with a
+ * live owner are kept (counted = 1; linked in arrival order if pushed),
+ * dead owners' slots are freed, and the count is max(cur - dead shares,
+ * live slots).  One step: the lock is held, others touch only incoming
+ * (taken first), the count and the states (the owners' steps interleave
+ * in the code: the model takes the snapshot at once). */
+inline rebuild(b) {
+  d_step {
+    incoming[b] = 0;                          /* AO_int_store(&b->incoming, 0) */
+    head[b] = 0; tail[b] = 0;                 /* b->head = b->tail = 0 */
+    rs = 1;                                   /* ghost: no node on the old queue any more */
+    do
+    :: rs <= NN -> if :: nd[rs].onq == b + 1 -> nd[rs].onq = 0 :: else fi; rs++
+    :: else -> break
+    od;
+    rcnt = 0; rdead = 0; rs = 1;
+    do                                        /* for (s = 0; s < tab->nslots; s++) */
+    :: rs <= NN ->
+       if
+       :: nd[rs].owner != 0 && (nd[rs].state == QUEUED || nd[rs].state == DETACHED) && BKT(nd[rs].key) == b ->
+          if
+#ifndef BUG_REBUILD_DEAD
+          :: !alive[nd[rs].owner - 1] ->      /* !pf_node_owner_alive(tab, n) */
+             rdead = rdead + nd[rs].counted;  /* dead += n->counted != 0 */
+             slot_free(rs)                    /* linked = counted = 0; pf_slot_free(tab, n, o) */
+#endif
+          :: else ->
+             nd[rs].bucket = b; nd[rs].counted = 1; rcnt++; nd[rs].linked = 0;
+             if
+             :: nd[rs].pushed ->              /* insert by arrival number, from the tail */
+                rr = tail[b]; rat = 0;
+                do
+                :: rr != 0 -> if :: nd[rs].seq >= nd[rr].seq -> rat = rr; break :: else -> rr = nd[rr].prev fi
+                :: else -> break
+                od;
+                nd[rs].in_next = 0;
+                if
+                :: rat == 0 ->                /* first */
+                   nd[rs].prev = 0; nd[rs].next = head[b];
+                   if :: head[b] != 0 -> nd[head[b]].prev = rs :: else -> tail[b] = rs fi;
+                   head[b] = rs
+                :: else ->
+                   nd[rs].prev = rat; nd[rs].next = nd[rat].next;
+                   if :: nd[rat].next != 0 -> nd[nd[rat].next].prev = rs :: else -> tail[b] = rs fi;
+                   nd[rat].next = rs
+                fi;
+                nd[rs].linked = 1; nd[rs].onq = b + 1
+             :: else
+             fi
+          fi
+       :: else
+       fi;
+       rs++
+    :: else -> break
+    od;
+    /* cur = waiters - dead (not below 0); waiters = max(cur, count) */
+    if :: waiters[b] >= rdead -> rcur = waiters[b] - rdead :: else -> rcur = 0 fi;
+    if :: rcur > rcnt -> waiters[b] = rcur :: else -> waiters[b] = rcnt fi;
+    rs = 0; rcnt = 0; rdead = 0; rcur = 0; rr = 0; rat = 0
+  }
+}
+#endif
 
 /* ---- the waker's store buffer (BUG_NO_B only) --------------------------------- */
 #ifdef BUG_NO_B
@@ -198,19 +342,42 @@ inline queue_wake(b, w, mask, nr) {
        assert(nd[r].live && nd[r].onq == b + 1);
        nx = nd[r].next;                       /* next = w->next */
        if                                     /* state != QUEUED || !keyeq || !(bitset & mask): continue */
+#ifndef BUG_WAKE_DETACHED
        :: nd[r].state != QUEUED || nd[r].key != w || (nd[r].bitset & mask) == 0 -> skip_it = 1
+#else
+       /* BUG: a waker that takes a DETACHED node (G) for a queued one */
+       :: (nd[r].state != QUEUED && nd[r].state != DETACHED) || nd[r].key != w || (nd[r].bitset & mask) == 0 -> skip_it = 1
+#endif
        :: else -> skip_it = 0
-       fi
+       fi;
+#ifdef CFG_REGION
+       seen_alive = alive[nd[r].owner - 1];   /* ghost: the owner's process lives as the waker looks */
+#ifndef BUG_COUNT_DEAD
+       dead_it = !seen_alive                  /* tab->slots && !pf_node_owner_alive(tab, w) (oracle) */
+#endif
+       /* BUG_COUNT_DEAD: no owner check, a dead process's slot is counted */
+#endif
      }
      if
      :: skip_it -> r = nx
+#ifdef CFG_REGION
+     :: !skip_it && dead_it ->                /* its process died: the kernel would have dropped it */
+        node_unlink(b, r);                    /* pf_node_unlink_locked(tab, b, w) */
+        atomic { slot_free(r); r = nx }       /* pf_slot_free(tab, w, o); continue */
+#endif
      :: else ->
         node_unlink(b, r);                    /* pf_node_unlink_locked(tab, b, w) */
         atomic {
-          assert(nd[r].state == QUEUED);
+#ifndef BUG_WAKE_DETACHED
+          assert(nd[r].state == QUEUED);      /* QUEUED -> WAKING only: a DETACHED node is never counted */
+#endif
           nd[r].state = WAKING;               /* AO_int_store(&w->state, PF_W_WAKING) */
           assert(nd[r].cby == 0);
           nd[r].cby = _pid; g_woken++;        /* ghost: counted by this waker */
+#ifdef CFG_REGION
+          if :: seen_alive -> g_wlive++ :: else fi;   /* ghost: its owner lived when the waker looked */
+          seen_alive = 0;
+#endif
           lgen[r] = nd[r].gen;
           nd[r].wake_next = 0;                /* w->wake_next = 0 */
           if
@@ -223,6 +390,22 @@ inline queue_wake(b, w, mask, nr) {
      fi
   :: else -> break
   od;
+#ifdef CFG_REGION
+  /* ghost: a walk that woke fewer than nr left no live waiter it could
+   * wake on the queue (one queued behind a dead one is reached) */
+  atomic {
+    if
+    :: cnt < nr ->
+       r = head[b];
+       do
+       :: r != 0 -> assert(!(nd[r].state == QUEUED && nd[r].key == w && alive[nd[r].owner - 1])); r = nd[r].next
+       :: else -> break
+       od
+    :: else
+    fi;
+    dead_it = 0
+  }
+#endif
   r = 0; nx = 0
 }
 
@@ -245,6 +428,26 @@ inline wake_list() {
   od;
   lh = 0; lt = 0; ln = 0; r = 0; nx = 0
 }
+#ifdef CFG_REGION
+/* A region's wake list: the owner of a listed slot may have returned
+ * already (a slice ended it, (R)): its slot is freed, and the token is a
+ * surplus one for whoever claims it next (absorbed by the park's loop).
+ * No slot is claimed twice in CFG_REGION, so the list is never redirected:
+ * each listed slot holds the wait counted or nothing. */
+#undef wake_list
+inline rwake_list() {
+  r = lh;
+  do
+  :: r != 0 && ln > 0 ->
+     atomic { assert(nd[r].gen == lgen[r]); nx = nd[r].wake_next }   /* r = w->wake_next */
+     atomic { assert(nd[r].gen == lgen[r]); nd[r].tok = 1 }          /* unpark(&w->park, 1) */
+     r = nx; ln--
+  :: else -> break
+  od;
+  lh = 0; lt = 0; ln = 0; r = 0; nx = 0
+}
+#define wake_list rwake_list
+#endif
 
 /* ---- the waiter (wait.c) ------------------------------------------------------- */
 
@@ -279,30 +482,79 @@ inline dequeue(n, to) {
   idx = 0
 }
 
+#ifdef CFG_HANDLER
+/* (G) thread.c: pf_self_enter(frame), called in a critical section by a
+ * handler's pfutex call (wait.c: pf_waiter_claim's slow path; wake.c:
+ * pf_self_enter_fast, after the fast paths): the interrupted wait of node
+ * sn, its frame live below the handler, is taken off its queue and given
+ * its token: if (w->tab && pf_waiter_dequeue(w, PF_W_DETACHED, 0))
+ * pf_emu_port->unpark(&w->node->park, ...). */
+inline self_enter(sn) {
+#ifndef BUG_DETACH_NOLOCK
+  dequeue(sn, DETACHED);
+#else
+  /* BUG: the detach as a lock-free CAS(&n->state, QUEUED, DETACHED), the
+   * node left on its queue for its owner to remove */
+  atomic { took = (nd[sn].state == QUEUED); if :: took -> nd[sn].state = DETACHED :: else fi };
+#endif
+  if
+  :: took ->
+     nd[sn].det = 1;                                   /* ghost: detached in this wait */
+     assert(nd[sn].live); nd[sn].tok = 1               /* pf_emu_port->unpark(&w->node->park) */
+  :: else                                              /* WAKING (woken wins) or GONE: not ours */
+  fi;
+  took = 0
+}
+
+/* A point of the interrupted thread at which its handler may run (outside
+ * every critical section, (G)): the thread stands still until the handler
+ * is done.  hp: this wait may be interrupted (the handler's own may not). */
+inline hpoint(hp) {
+  if
+  :: hp && hleft > 0 -> hleft = 0; hrun = 1; hrun == 0   /* the handler runs (proctype handler) */
+  :: true
+  fi
+}
+#define HPOINT(hp) hpoint(hp);
+#else
+#define HPOINT(hp)
+#endif
+
 /* One wait (pf_emu_wait -> pf_emu_wait_queued -> pf_emu_wait_once) of node n
  * on word w expecting val, bitset mask; timed: the park may end with
- * ETIMEDOUT at any point.  Sets ret. */
-inline wait_once(n, w, val, mask, timed) {
+ * ETIMEDOUT at any point.  hp: a handler may interrupt it (CFG_HANDLER);
+ * sn: the node of a wait this one interrupts, which its claim detaches
+ * (pf_waiter_claim's slow path: pf_self_enter), 0 none.  Sets ret. */
+inline wait_once(n, w, val, mask, timed, hp, sn) {
   /* pf_emu_wait: if (pf_wait_mismatch(r->uaddr, r->val)) return -EAGAIN (fast path) */
   if
   :: wordv[w] != val -> ret = R_EAGAIN
   :: else ->
+#ifdef CFG_HANDLER
+  if
+  :: sn != 0 -> self_enter(sn)                         /* pf_waiter_claim: depth > 0: slow path, pf_self_enter(frame) */
+  :: else
+  fi;
+#endif
   atomic {
     /* pf_waiter_claim: t->depth = 1; prepare: AO_int_store(&k->word, 0) */
     nd[n].tok = 0;
-    nd[n].live = 1; nd[n].gen++; nd[n].cby = 0;        /* ghosts */
+    nd[n].live = 1; nd[n].gen++; nd[n].cby = 0; nd[n].det = 0;   /* ghosts */
     /* pf_emu_wait_once: setkey, bitset, AO_int_store(&n->bucket, idx), linked = counted = 0 */
     nd[n].key = w; nd[n].bitset = mask; nd[n].bucket = BKT(w);
     nd[n].linked = 0; nd[n].counted = 0; nd[n].in_next = 0;
     nd[n].state = QUEUED                               /* AO_int_store(&n->state, PF_W_QUEUED) */
   }
+  HPOINT(hp)                                           /* (G) before (A): detached before its push */
   atomic {
     waiters[BKT(w)]++;                                 /* (A) AO_int_fetch_and_add_full(&b->waiters, 1) */
     nd[n].counted = 1                                  /* n->counted = 1 */
   }
+  HPOINT(hp)                                           /* (G) counted, not pushed */
   atomic {                                             /* (H) pf_bucket_push: CAS(in, old, ref) */
     nd[n].in_next = incoming[BKT(w)]; incoming[BKT(w)] = n
   }
+  HPOINT(hp)                                           /* (G) pushed, before the word's read */
   if
   :: wordv[w] != val ->                                /* pf_word_load(r->uaddr) != r->val */
      dequeue(n, GONE);                                 /* pf_waiter_leave(w) */
@@ -313,10 +565,11 @@ inline wait_once(n, w, val, mask, timed) {
         if                                             /* st == PF_W_WAKING ? 0 : -EAGAIN */
         :: nd[n].state == WAKING -> ret = R_OK
         :: else -> ret = R_EAGAIN
-        fi
+        fi                                             /* (DETACHED: EAGAIN; the leave unlinked it) */
      fi;
      nd[n].state = IDLE                                /* AO_int_store(&n->state, PF_W_IDLE) */
   :: else ->
+     HPOINT(hp)                                        /* (G) before the park */
      /* pf_waiter_sleep(w, dl, async) */
      do
      :: /* ret = pf_waiter_park(w, dl, async): fpark_park returns 0 once the
@@ -325,6 +578,14 @@ inline wait_once(n, w, val, mask, timed) {
         if
         :: nd[n].tok == 1 -> ret = R_OK
         :: timed && nd[n].tok == 0 -> ret = R_ETIMEDOUT
+#ifdef CFG_HANDLER
+        :: hp && hleft > 0 ->                          /* (G) a handler runs in the park */
+           hleft = 0; hrun = 1; hrun == 0;
+           if                                          /* the port: -EINTR after a handler, */
+           :: ret = R_EINTR                            /* or 0 if the token is there (the detach's) */
+           :: nd[n].tok == 1 -> ret = R_OK
+           fi
+#endif
         fi;
         if
         :: ret != R_OK -> break                        /* if (ret != 0 || state != QUEUED) break */
@@ -352,6 +613,12 @@ inline wait_once(n, w, val, mask, timed) {
      :: else
      fi;
      st = nd[n].state;                                 /* st = AO_int_load(&n->state) */
+#ifdef CFG_HANDLER
+     if
+     :: st == DETACHED -> dequeue(n, GONE); took = 0   /* (H) detached before its push: pf_waiter_leave(w) */
+     :: else
+     fi;
+#endif
      nd[n].state = IDLE;                               /* AO_int_store(&n->state, PF_W_IDLE) */
      if
      :: st == WAKING -> ret = R_OK                     /* return st == PF_W_WAKING ? 0 : -EINTR */
@@ -367,6 +634,7 @@ returned:
      * counted by a waker <=> returns 0. */
     assert(nd[n].onq == 0 && nd[n].linked == 0);
     assert((nd[n].cby != 0) == (ret == R_OK));
+    assert(!(nd[n].det && nd[n].cby != 0));            /* (G) a detached wait is counted by no waker */
     if :: ret == R_OK -> g_ret0++ :: else fi;
     nd[n].live = 0
   }
@@ -375,8 +643,10 @@ returned:
 
 /* ---- the operations (wake.c, requeue.c) ------------------------------------------ */
 
-/* wake.c: pf_emu_wake(r): the fast path (B), then pf_emu_wake_queued. */
-inline op_wake(w, mask, nr) {
+/* wake.c: pf_emu_wake(r): the fast path (B), then pf_emu_wake_queued.
+ * sn: the node of a wait this call's thread interrupted (a handler's
+ * wake, (G)), detached on the slow path only, 0 none. */
+inline op_wake(w, mask, nr, sn) {
   if
   :: nr == 0 -> wret = 0                               /* if (r->nr == 0) return 0 */
   :: else ->
@@ -397,6 +667,12 @@ inline op_wake(w, mask, nr) {
      if
      :: fast -> wret = 0
      :: else ->
+#ifdef CFG_HANDLER
+        if                                             /* pf_emu_wake_queued: pf_crit_enter; */
+        :: sn != 0 -> self_enter(sn)                   /*   pf_self_enter_fast(&here) */
+        :: else
+        fi;
+#endif
         block(BKT(w));                                 /* pf_bucket_lock(tab, idx) */
 #ifdef BUG_NO_B
         sb_flush();                                    /* the lock's CAS drains the store buffer */
@@ -493,7 +769,11 @@ inline op_requeue(w1, w2, nr, nr2, val3) {
 
 /* ---- the processes ------------------------------------------------------------------ */
 
+#ifdef CFG_REGION
+#define WAITER_LOCALS byte ret, st, idx, top, rev, s, nx, rs, rcnt, rdead, rcur, rr, rat; bit took
+#else
 #define WAITER_LOCALS byte ret, st, idx, top, rev, s, nx; bit took
+#endif
 
 /* A waiter: `waits` waits of node n; each on word w0 or, if alt, on either word. */
 proctype waiter(byte n; byte w0; bit alt; byte mask; bit timed; byte waits)
@@ -504,14 +784,20 @@ proctype waiter(byte n; byte w0; bit alt; byte mask; bit timed; byte waits)
   do
   :: i < waits ->
      if :: w = w0 :: alt -> w = 1 - w0 fi;
-     wait_once(n, w, 0, mask, timed);
+     wait_once(n, w, 0, mask, timed, 0, 0);
      i++
   :: else -> break
   od;
   g_done++
 }
 
+#ifdef CFG_REGION
+#define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret, rs, rcnt, rdead, rcur, rr, rat; bit skip_it, fast, dead_it, seen_alive
+#elif defined(CFG_HANDLER)
+#define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret, idx; bit skip_it, fast, took
+#else
 #define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret; bit skip_it, fast
+#endif
 
 /* WAKE / WAKE_BITSET: the caller stores a new value, then wakes nr (mask). */
 proctype waker(byte w; byte nr; bit pickmask)
@@ -520,7 +806,7 @@ proctype waker(byte w; byte nr; bit pickmask)
   byte mask = 255;
   if :: pickmask -> mask = 1 :: true fi;   /* the untimed waiter's bitset is 1 */
   word_store(w, 1);
-  op_wake(w, mask, nr);
+  op_wake(w, mask, nr, 0);
   g_seen = g_seen + wret;                              /* the caller counts the return */
   /* exact count: the return is the number of nodes it set WAKING */
   g_done++
@@ -580,6 +866,177 @@ proctype wakeop(byte w1; byte w2; byte nr; byte nr2)
   g_done++
 }
 
+#ifdef CFG_HANDLER
+/* (G) A thread that waits on A (node 1, untimed) and restarts after an
+ * EINTR when its handlers are SA_RESTART (F), and its signal handler
+ * (proctype handler), which may run once, at any point of the wait
+ * outside the critical sections (HPOINT, and in the park). */
+proctype hthread(bit restartable)
+{
+  WAITER_LOCALS;
+  do
+  :: wait_once(1, A, 0, 255, 0, 1, 0);                 /* pf_emu_wait_once */
+     if                                                /* pf_emu_wait_queued: (F) */
+     :: ret == R_EINTR && restartable ->               /* ret == -EINTR && pf_sig_restartable() */
+        if
+        :: wordv[A] != 0 -> ret = R_EAGAIN; break      /* pf_word_load(r->uaddr) != r->val: -EAGAIN */
+        :: else                                        /* the same: wait again */
+        fi
+     :: else -> break
+     fi
+  od;
+  g_done++
+}
+
+/* The handler: its pfutex call detaches the interrupted wait of node 1
+ * (pf_self_enter), then does its own op: a WAKE(A, 1) after storing A = 1,
+ * or a nested wait on A with the thread's second node (untimed, 2). */
+proctype handler()
+{
+  byte ret, st, idx, top, rev, s, nx; bit took;
+  byte lh, lt, ln, lgen[NN + 1], cnt, r, wret; bit skip_it, fast;
+end_idle:
+  hrun == 1;                                           /* a signal arrives: the thread stands still */
+  if
+  :: word_store(A, 1);                                 /* the handler's caller stores, then wakes */
+     op_wake(A, 255, 1, 1);                            /* pf_emu_wake: detaches on its slow path */
+     g_seen = g_seen + wret
+  :: wait_once(2, A, 0, 255, 0, 0, 1)                  /* nested: pf_waiter_claim detaches node 1 */
+  fi;
+  hrun = 0                                             /* the handler returns */
+}
+#endif
+
+#ifdef CFG_REGION
+/* (R) One wait on a region's word w of slot n (wait.c, pf_emu_wait_once
+ * with tab->slots): the slot names its owner, the push marks it, and the
+ * park goes in slices: a slice that ends without the token while the slot
+ * is no longer QUEUED ends the park with 0 (woken wins: its waker died
+ * between WAKING and the token, or is slow); the collect waits one slice
+ * at most.  timed: the deadline may pass.  Sets ret. */
+inline rwait_once(n, w, timed) {
+  if
+  :: wordv[w] != 0 -> ret = R_EAGAIN; pdone[_pid] = 1 /* pf_wait_mismatch: -EAGAIN */
+  :: else ->
+  atomic {
+    /* pf_waiter_claim: pf_slot_claim: CAS(&n->owner, 0, rg->me); state =
+     * IDLE; linked = pushed = counted = 0; prepare: AO_int_store(&k->word, 0) */
+    assert(nd[n].owner == 0);
+    nd[n].owner = _pid + 1; nd[n].linked = 0; nd[n].pushed = 0; nd[n].counted = 0;
+    nd[n].tok = 0;
+    nd[n].live = 1; nd[n].gen++; nd[n].cby = 0;        /* ghosts */
+    /* pf_emu_wait_once: setkey, bitset, bucket, in_next = 0, seq = pf_region_next_seq(tab) */
+    nd[n].key = w; nd[n].bitset = 255; nd[n].bucket = BKT(w); nd[n].in_next = 0;
+    nd[n].seq = g_seq; g_seq++;
+    nd[n].state = QUEUED                               /* AO_int_store(&n->state, PF_W_QUEUED) */
+  }
+  atomic {
+    waiters[BKT(w)]++;                                 /* (A) AO_int_fetch_and_add_full(&b->waiters, 1) */
+    nd[n].counted = 1                                  /* n->counted = 1 */
+  }
+  nd[n].pushed = 1;                                    /* pf_bucket_push: n->pushed = 1 (push_marked) */
+  atomic {                                             /* (H) CAS(in, old, ref) */
+    nd[n].in_next = incoming[BKT(w)]; incoming[BKT(w)] = n
+  }
+  if
+  :: wordv[w] != 0 ->                                  /* pf_word_load(r->uaddr) != r->val */
+     dequeue(n, GONE);                                 /* pf_waiter_leave(w) */
+     if
+     :: took -> ret = R_EAGAIN
+     :: else ->                                        /* pf_waiter_collect(w): a slice at most (no step: */
+        if                                             /*   the word is the token, nothing is consumed) */
+        :: nd[n].state == WAKING -> ret = R_OK         /* st == PF_W_WAKING ? 0 : -EAGAIN */
+        :: else -> ret = R_EAGAIN
+        fi
+     fi
+  :: else ->
+     /* pf_waiter_sleep(w, dl, async): pf_waiter_park in slices */
+end_rpark:                                             /* an untimed waiter nobody wakes sleeps on */
+     if
+     :: nd[n].tok == 1 -> ret = R_OK                   /* park: 0, the token */
+     :: timed && nd[n].tok == 0 -> ret = R_ETIMEDOUT   /* the last slice ends at the deadline */
+     :: nd[n].tok == 0 && nd[n].state != QUEUED ->     /* a slice ends: AO_int_load(&n->state) != */
+        ret = R_OK                                     /*   PF_W_QUEUED: return 0 (R) */
+     fi;
+     if
+     :: ret == R_OK && nd[n].state == QUEUED ->        /* (R) a surplus token: take it back */
+        nd[n].tok = 0;                                 /* CAS(&n->park.word, tok, 0) */
+        if
+        :: nd[n].state == QUEUED -> goto end_rpark
+        :: else
+        fi
+     :: else
+     fi;
+     if
+     :: ret != R_OK ->
+        dequeue(n, GONE);                              /* if (pf_waiter_leave(w)) */
+        if
+        :: took -> goto rreturned                      /* return ret */
+        :: else                                        /* pf_waiter_collect(w): a slice at most */
+        fi
+     :: else
+     fi;
+     st = nd[n].state;                                 /* st = AO_int_load(&n->state) */
+     nd[n].state = IDLE;                               /* AO_int_store(&n->state, PF_W_IDLE) */
+     if
+     :: st == WAKING -> ret = R_OK                     /* return st == PF_W_WAKING ? 0 : -EINTR */
+     :: else -> ret = R_EINTR
+     fi
+  fi;
+rreturned:
+  /* pf_self_pop: state = IDLE; pf_waiter_release: pf_slot_free(tab, n, me) */
+  atomic {
+    assert(nd[n].onq == 0 && nd[n].linked == 0);
+    nd[n].state = IDLE;
+    assert((nd[n].cby != 0) == (ret == R_OK));         /* woken wins, no lost count */
+    if :: ret == R_OK -> g_ret0++ :: else fi;
+    slot_free(n);
+    pdone[_pid] = 1
+  }
+  fi
+}
+
+/* A process of the region that waits once with slot n; it may die at any
+ * step (the killer: its locals vanish, its slot and a lock it holds stay). */
+proctype rwaiter(byte n; bit timed)
+{
+  WAITER_LOCALS;
+  {
+    rwait_once(n, A, timed)
+  } unless { !alive[_pid] }
+}
+
+/* A process that stores A = 1 and wakes one (pf_emu_wake on the region's
+ * table); it may die at any step. */
+proctype rwaker(byte w; byte nr)
+{
+  WAKER_LOCALS;
+  {
+    word_store(w, 1);
+    op_wake(w, 255, nr, 0);
+    atomic { g_seen = g_seen + wret; pdone[_pid] = 1 }  /* the caller counts the return */
+  } unless { !alive[_pid] }
+}
+
+/* SIGKILL: up to KILLS processes, each at any step, while its calls are
+ * in progress (the oracle knows at once). */
+proctype killer()
+{
+  byte k;
+  do
+  :: k < KILLS ->
+end_kill:                                             /* nobody left to kill */
+     if
+     :: atomic { alive[1] && !pdone[1] -> alive[1] = 0 }
+     :: atomic { alive[2] && !pdone[2] -> alive[2] = 0 }
+     :: atomic { alive[3] && !pdone[3] -> alive[3] = 0 }
+     fi;
+     k++
+  :: break
+  od
+}
+#endif
+
 /* ---- configurations ----------------------------------------------------------------- */
 #if defined(CFG_REQ2)
 #define NPROC 2
@@ -617,6 +1074,22 @@ init {
     run waiter(1, B, 0, 255, 0, 1);
     run waiter(2, A, 0, 255, 1, 1);
     run wakeop(A, B, 1, 1);
+#elif defined(CFG_REGION)
+    /* (R): a timed waiter (slot 1) and an untimed one (slot 2) of a region,
+     * WAKE(A, 1) after A = 1; any one of them may die at any step */
+    alive[0] = 1; alive[1] = 1; alive[2] = 1; alive[3] = 1; alive[4] = 1;
+    run rwaiter(1, 1);
+    run rwaiter(2, 0);
+    run rwaker(A, 1);
+    run killer();
+#elif defined(CFG_HANDLER)
+    /* (G): a thread whose wait on A its handler interrupts (a wake, or a
+     * nested wait), restarting or not (F), an untimed waiter on A (node
+     * 3) the handler's wake may take, and WAKE(A, 2) after A = 1 */
+    if :: run hthread(0) :: run hthread(1) fi;
+    run handler();
+    run waiter(3, A, 0, 255, 0, 1);
+    run waker(A, 2, 0);
 #elif defined(CFG_HUNT1)
     /* larger: three timed waiters (A, A or B), one requeuer, two calls */
     run waiter(1, A, 0, 255, 1, 1);
@@ -633,6 +1106,27 @@ init {
 #error "no configuration: -DCFG_WAKE, CFG_REQ, CFG_REQ2, CFG_REQWAKE or CFG_WAKEOP"
 #endif
   }
+#ifdef CFG_REGION
+  /* the end: nothing can move (a process stuck in a lock is an invalid
+   * end state; a live untimed waiter may sleep on only as below) */
+  timeout;
+  /* every count made is a wait that returns 0, or one whose process died
+   * before returning (pid n waits with slot n; a death between the
+   * waker's look and its count is one just after the count: nobody can
+   * tell them apart); the waker's return is its count unless it died */
+  assert(g_woken == g_ret0 + (!alive[1] && !pdone[1] && nd[1].cby != 0) + (!alive[2] && !pdone[2] && nd[2].cby != 0));
+  assert(!alive[3] || (pdone[3] && g_seen == g_woken));
+  /* a live waiter still asleep: queued, uncounted, and the wake(1) woke a
+   * live one (a waiter queued behind a dead one is reached) or died */
+  assert(!alive[1] || pdone[1]);
+  assert(!alive[2] || pdone[2] || (nd[2].state == QUEUED && nd[2].cby == 0 && (g_wlive == 1 || !alive[3])));
+  /* a waker counts only slots whose process lived when it looked */
+  assert(g_wlive == g_woken);
+  /* the count never below the nodes it covers (an excess may stay, table.c) */
+  assert(waiters[0] >= nd[1].counted + nd[2].counted);
+  assert(lock[0] == 0 || !alive[lock[0] - 1])
+}
+#else
   /* the end: everyone finished (a process stuck in a park or a lock is an
    * invalid end state); the counts are exact */
   g_done == NPROC;
@@ -642,3 +1136,4 @@ init {
   assert(incoming[0] == 0 && incoming[1] == 0 && head[0] == 0 && head[1] == 0);
   assert(lock[0] == 0 && lock[1] == 0)
 }
+#endif
