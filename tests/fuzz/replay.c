@@ -7,7 +7,14 @@
 #ifdef HAVE_CONFIG_H
 # include "config.h"
 #endif
+/* readdir with 64-bit offsets: a 32-bit program under qemu-user gets the
+ * host's 64-bit directory cookies (ext4's hashes), which the 32-bit
+ * readdir refuses (EOVERFLOW: no files). */
+#ifndef _FILE_OFFSET_BITS
+# define _FILE_OFFSET_BITS 64
+#endif
 #include <dirent.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -58,7 +65,13 @@ add_path(const char *path)
   }
   if (!(d = opendir(path)))
     sysbail("opendir %s", path);
-  while ((e = readdir(d)) != NULL) {
+  for (;;) {
+    errno = 0;
+    if ((e = readdir(d)) == NULL) {
+      if (errno != 0)
+        sysbail("readdir %s", path);
+      break;
+    }
     char *p;
     if (e->d_name[0] == '.')
       continue;
