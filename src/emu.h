@@ -435,6 +435,15 @@ pf_key_make(uint32_t *uaddr, unsigned int flags, struct pf_key *k, struct pf_tab
   return 0;
 }
 
+/* uaddr2 shares a page with uaddr, whose shared key was just checked
+ * (k1): the same mapping, the same answer, so no second check (where the
+ * check reads /proc/self/maps it is the costly part of a shared requeue). */
+static inline int
+pf_same_page_checked(const struct pf_key *k1, const uint32_t *uaddr, const uint32_t *uaddr2)
+{
+  return k1->space == PF_KEY_SHARED_LOCAL && ((uintptr_t)uaddr >> 12) == ((uintptr_t)uaddr2 >> 12);
+}
+
 /* Memory is read at uaddr: the first page and the kernel half are EFAULT. */
 static inline int
 pf_word_check(const uint32_t *uaddr)

@@ -74,7 +74,8 @@ pf_emu_wake_op(const struct pf_req *r)
     return ret;
   if ((ret = pf_key_make(r->uaddr2, r->flags, &k2, &t2)) < 0)
     return ret;
-  if (k2.space == PF_KEY_SHARED_LOCAL && (ret = pf_os_shared_key_check(r->uaddr2)) < 0)
+  if (k2.space == PF_KEY_SHARED_LOCAL && !pf_same_page_checked(&k1, r->uaddr, r->uaddr2)
+      && (ret = pf_os_shared_key_check(r->uaddr2)) < 0)
     return ret;
   if (!pf_wakeop_valid_op(r->wakeop))
     return -ENOSYS;                                     /* nothing stored */

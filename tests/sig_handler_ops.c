@@ -399,7 +399,7 @@ storm_main(void *arg)
   unsigned x = 12345;
   (void)arg;
   for (k = 0; k < MAX_KILLS && !ld(&worker_done); k++) {
-    struct timespec nap;
+    struct timespec nap, sent, handled;
     long before = ld_long(&h_hits);
     /* Three signals in four aim at the requeue burst (user-space code that
      * holds bucket locks), waiting for it a bounded while. */
@@ -408,10 +408,12 @@ storm_main(void *arg)
       for (spins = 0; spins < 20000 && !__atomic_load_n(&in_burst, __ATOMIC_RELAXED); spins++)
         ;
     }
+    clock_gettime(CLOCK_MONOTONIC, &sent);
     if (pthread_kill(worker, SIGUSR1) != 0)
       break;
     while (ld_long(&h_hits) == before && !ld(&worker_done))
       sched_yield();
+    clock_gettime(CLOCK_MONOTONIC, &handled);
     /* Pacing, not synchronisation: a short nap lets the worker get back
      * into its calls, and the storm's wakeup interrupts it at a random
      * point of its user-space code (its own CPU's or, sharing the worker's
@@ -421,6 +423,16 @@ storm_main(void *arg)
     x = x * 1103515245u + 12345u;
     nap.tv_sec = 0;
     nap.tv_nsec = (long)((x >> 16) % 30000);
+    /* ... and at least as long as the signal took to be handled: where
+     * the handler's ops are slow (under qemu-user a shared op reads the
+     * emulated /proc/self/maps, milliseconds), back-to-back signals would
+     * leave the worker no time between handlers and it would never finish
+     * an iteration (a livelock of the test, not of the library). */
+    {
+      long long took = pft_elapsed_ns(&sent, &handled);
+      if (took > nap.tv_nsec)
+        nap.tv_nsec = took > 999999999LL ? 999999999L : (long)took;
+    }
     nanosleep(&nap, NULL);
   }
   return NULL;
@@ -545,7 +557,7 @@ main(int argc, char **argv)
 
   PFT_SKIP_UNDER_TSAN();
   plan_lazy();
-  pft_watchdog(60);
+  pft_watchdog(120);   /* four variants; under qemu-user a shared op reads /proc/self/maps */
   for (v = 0; v < NVARIANTS; v++)
     if (!only || only == v + 1)
       run_variant(v);
