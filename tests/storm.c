@@ -190,6 +190,18 @@ bad(struct tot *t, const char *what, long ret, int err)
   snprintf(t->bad_what, sizeof t->bad_what, "%.60s = %ld", what, ret);
 }
 
+/* One wake-type call's result: its count (a requeue's: at most nr_wake of
+ * it, cap), or a bad result. */
+static void
+account(struct tot *t, const char *what, long ret, int err, long max, long cap)
+{
+  t->wakes++;
+  if (ret < 0 || ret > max)
+    bad(t, what, ret, err);
+  else
+    t->counted += (unsigned long long)(ret < cap ? ret : cap);
+}
+
 /* ---- Waiters ------------------------------------------------------------- */
 
 /* 0 ns .. 2 ms, spread over the powers of two (many short ones, where the
@@ -332,28 +344,21 @@ waker_main(void *arg)
       ret = clean ? pfutex_cmp_requeue(a, cv, b, nw, nq, clean_flags())
                   : pfutex(a, FUTEX_CMP_REQUEUE | fl_private(), (uint32_t)nw, NR2(nq), b, cv);
       err = errno;
-      t->wakes++;
       if (cv) {
+        t->wakes++;
         if (ret == -1 && err == EAGAIN)
           t->eagain++;
         else
           bad(t, what, ret, err);
-      } else if (ret < 0 || ret > nw + nq) {
-        bad(t, what, ret, err);
       } else {
-        t->counted += (unsigned long long)(ret < nw ? ret : nw);
+        account(t, what, ret, err, nw + nq, nw);
       }
       break;
     case OP_REQUEUE:
       what = clean ? "pfutex_requeue" : "FUTEX_REQUEUE";
       ret = clean ? pfutex_requeue(a, b, nw, nq, clean_flags())
                   : pfutex(a, FUTEX_REQUEUE | fl_private(), (uint32_t)nw, NR2(nq), b, 0);
-      err = errno;
-      t->wakes++;
-      if (ret < 0 || ret > nw + nq)
-        bad(t, what, ret, err);
-      else
-        t->counted += (unsigned long long)(ret < nw ? ret : nw);
+      account(t, what, ret, errno, nw + nq, nw);
       break;
     case OP_WAKE:
     case OP_WAKE_BITSET: {
@@ -373,12 +378,7 @@ waker_main(void *arg)
         what = "FUTEX_WAKE_BITSET";
         ret = pfutex(a, FUTEX_WAKE_BITSET | fl_private(), (uint32_t)nr, NULL, NULL, mask);
       }
-      err = errno;
-      t->wakes++;
-      if (ret < 0 || ret > max)
-        bad(t, what, ret, err);
-      else
-        t->counted += (unsigned long long)ret;
+      account(t, what, ret, errno, max, max);
       break;
     }
     default: {                  /* OP_WAKE_OP */
@@ -388,12 +388,7 @@ waker_main(void *arg)
       what = clean ? "pfutex_wake_op" : "FUTEX_WAKE_OP";
       ret = clean ? pfutex_wake_op(a, b, nw, nw2, code, clean_flags())
                   : pfutex(a, FUTEX_WAKE_OP | fl_private(), (uint32_t)nw, NR2(nw2), b, code);
-      err = errno;
-      t->wakes++;
-      if (ret < 0 || ret > max)
-        bad(t, what, ret, err);
-      else
-        t->counted += (unsigned long long)ret;
+      account(t, what, ret, errno, max, max);
       break;
     }
     }

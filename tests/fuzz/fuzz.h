@@ -67,4 +67,20 @@ const char *fz_unsupported(void);
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Where a target cannot run (fz_unsupported says why): entry points that
+ * do nothing. */
+#define FZ_NO_TARGET                                                     \
+  int LLVMFuzzerInitialize(int *argc, char ***argv)                      \
+  {                                                                      \
+    (void)argc;                                                          \
+    (void)argv;                                                          \
+    return 0;                                                            \
+  }                                                                      \
+  int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)           \
+  {                                                                      \
+    (void)data;                                                          \
+    (void)size;                                                          \
+    return 0;                                                            \
+  }
+
 #endif

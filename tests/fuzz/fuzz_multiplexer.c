@@ -493,20 +493,6 @@ fz_unsupported(void)
   return "differential fuzzing needs Linux futex(2)";
 }
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-  (void)argc;
-  (void)argv;
-  return 0;
-}
-
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-  (void)data;
-  (void)size;
-  return 0;
-}
+FZ_NO_TARGET
 
 #endif

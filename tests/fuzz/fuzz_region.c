@@ -293,21 +293,7 @@ fz_unsupported(void)
 
 #else
 
-int
-LLVMFuzzerInitialize(int *argc, char ***argv)
-{
-  (void)argc;
-  (void)argv;
-  return 0;
-}
-
-int
-LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
-{
-  (void)data;
-  (void)size;
-  return 0;
-}
+FZ_NO_TARGET
 
 const char *
 fz_unsupported(void)
