@@ -435,14 +435,10 @@ pf_key_make(uint32_t *uaddr, unsigned int flags, struct pf_key *k, struct pf_tab
   return 0;
 }
 
-/* uaddr2 shares a page with uaddr, whose shared key was just checked
- * (k1): the same mapping, the same answer, so no second check (where the
- * check reads /proc/self/maps it is the costly part of a shared requeue). */
-static inline int
-pf_same_page_checked(const struct pf_key *k1, const uint32_t *uaddr, const uint32_t *uaddr2)
-{
-  return k1->space == PF_KEY_SHARED_LOCAL && ((uintptr_t)uaddr >> 12) == ((uintptr_t)uaddr2 >> 12);
-}
+/* Both keys of a requeue or wake_op, with Linux's checks in Linux's order
+ * (src/table.c). */
+int pf_key_make2(const struct pf_req *r, struct pf_key *k1, struct pf_table **t1, struct pf_key *k2,
+                 struct pf_table **t2);
 
 /* Memory is read at uaddr: the first page and the kernel half are EFAULT. */
 static inline int
@@ -518,6 +514,8 @@ int pf_bucket_drain_locked(struct pf_table *tab, struct pf_bucket *b);
 int pf_bucket_ready_locked(struct pf_table *tab, uint32_t i);
 /* Unlink n from b's queue and give back its count (A). */
 void pf_node_unlink_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n);
+/* Give back n's count (A), if it holds one. */
+void pf_node_uncount_locked(struct pf_bucket *b, struct pf_node *n);
 /* A waker's list of nodes to unpark after unlocking. */
 struct pf_wake_list {
   struct pf_table *tab;            /* the table of the nodes (one per list) */

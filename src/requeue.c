@@ -10,7 +10,6 @@
  * -style callers fall back to waking everyone on EINVAL, which is correct
  * there).  With nr_requeue 0 it is a plain wake and works. */
 #include "emu.h"
-#include "os.h"
 
 int
 pf_emu_requeue(const struct pf_req *r)
@@ -26,17 +25,7 @@ pf_emu_requeue(const struct pf_req *r)
   unsigned int budget;
   int ret, woken = 0, moved = 0;
 
-  if ((ret = pf_key_make(r->uaddr, r->flags, &k1, &t1)) < 0)
-    return ret;
-  /* The keys one after the other, before the compare, as Linux makes them
-   * (each: alignment EINVAL, then EFAULT for a shared key on a page the
-   * kernel refuses). */
-  if (k1.space == PF_KEY_SHARED_LOCAL && (ret = pf_os_shared_key_check(r->uaddr)) < 0)
-    return ret;
-  if ((ret = pf_key_make(r->uaddr2, r->flags, &k2, &t2)) < 0)
-    return ret;
-  if (k2.space == PF_KEY_SHARED_LOCAL && !pf_same_page_checked(&k1, r->uaddr, r->uaddr2)
-      && (ret = pf_os_shared_key_check(r->uaddr2)) < 0)
+  if ((ret = pf_key_make2(r, &k1, &t1, &k2, &t2)) < 0)   /* before the compare */
     return ret;
   if ((r->flags & PF_F_CMP) && (ret = pf_word_check(r->uaddr)) < 0)
     return ret;

@@ -225,9 +225,8 @@ pf_region_scavenge(struct pf_region *rg)
       struct pf_bucket *b = &tab->buckets[i];
       if (n->linked)
         pf_node_unlink_locked(tab, b, n);
-      else if (n->counted)
-        AO_int_fetch_and_add_full(&b->waiters, (unsigned int)-1);   /* never pushed */
-      n->counted = 0;
+      else
+        pf_node_uncount_locked(b, n);     /* never pushed */
       pf_slot_free(tab, n, o);
     }
     pf_bucket_unlock(tab, i);

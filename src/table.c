@@ -25,6 +25,7 @@
  *     costs that bucket its wake fast path (its wakes take the lock),
  *     never a wakeup. */
 #include "emu.h"
+#include "os.h"
 
 #include <pthread.h>
 #include <sched.h>
@@ -121,6 +122,29 @@ pf_key_make_shared(uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
   k->space = PF_KEY_SHARED_LOCAL;
   k->word = (uintptr_t)uaddr;
   *tab = &pf_table;
+  return 0;
+}
+
+/* Both keys of a two-word op (requeue, wake_op), as Linux makes them: one
+ * after the other, each with its alignment (EINVAL) and then, for a shared
+ * key outside every region, EFAULT on a page the kernel would not key.
+ * uaddr2 on uaddr's page needs no second check: the same mapping, the same
+ * answer (where the check reads /proc/self/maps it is the costly part). */
+int
+pf_key_make2(const struct pf_req *r, struct pf_key *k1, struct pf_table **t1, struct pf_key *k2,
+             struct pf_table **t2)
+{
+  int ret;
+  if ((ret = pf_key_make(r->uaddr, r->flags, k1, t1)) < 0)
+    return ret;
+  if (k1->space == PF_KEY_SHARED_LOCAL && (ret = pf_os_shared_key_check(r->uaddr)) < 0)
+    return ret;
+  if ((ret = pf_key_make(r->uaddr2, r->flags, k2, t2)) < 0)
+    return ret;
+  if (k2->space == PF_KEY_SHARED_LOCAL
+      && !(k1->space == PF_KEY_SHARED_LOCAL && ((uintptr_t)r->uaddr >> 12) == ((uintptr_t)r->uaddr2 >> 12))
+      && (ret = pf_os_shared_key_check(r->uaddr2)) < 0)
+    return ret;
   return 0;
 }
 
@@ -345,6 +369,12 @@ pf_node_unlink_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node 
 {
   pf_queue_unlink_locked(tab, b, n);
   n->linked = 0;
+  pf_node_uncount_locked(b, n);
+}
+
+void
+pf_node_uncount_locked(struct pf_bucket *b, struct pf_node *n)
+{
   if (n->counted) {
     n->counted = 0;
     AO_int_fetch_and_add_full(&b->waiters, (unsigned int)-1);
@@ -516,9 +546,8 @@ pf_waiter_dequeue(struct pf_waiter *w, uint32_t to, int dead)
     (void)pf_bucket_ready_locked(tab, idx); /* every push of n is on the queue now */
     if (n->linked) {
       pf_node_unlink_locked(tab, b, n);
-    } else if (dead && n->counted) {        /* never pushed, never will be */
-      n->counted = 0;
-      AO_int_fetch_and_add_full(&b->waiters, (unsigned int)-1);
+    } else if (dead) {
+      pf_node_uncount_locked(b, n);         /* never pushed, never will be */
     }
     PF_CRASH("dequeue_unlinked");
     queued = AO_int_load(&n->state) == PF_W_QUEUED;
@@ -561,10 +590,7 @@ pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, u
     if (tab->slots)
       w->waker = pf_region_lock_id(tab);
     AO_int_store(&w->state, PF_W_WAKING);
-    if (w->counted) {
-      w->counted = 0;
-      AO_int_fetch_and_add_full(&b->waiters, (unsigned int)-1);
-    }
+    pf_node_uncount_locked(b, w);
     PF_CRASH("wake_marked");
     w->wake_next = 0;
     if (l->tail)

@@ -65,17 +65,7 @@ pf_emu_wake_op(const struct pf_req *r)
   unsigned int old;
   int ret, cmp, n = 0, err = 0;
 
-  if ((ret = pf_key_make(r->uaddr, r->flags, &k1, &t1)) < 0)
-    return ret;
-  /* The keys one after the other, before the op, as Linux makes them
-   * (each: alignment EINVAL, then EFAULT for a shared key on a page the
-   * kernel refuses), with nothing stored. */
-  if (k1.space == PF_KEY_SHARED_LOCAL && (ret = pf_os_shared_key_check(r->uaddr)) < 0)
-    return ret;
-  if ((ret = pf_key_make(r->uaddr2, r->flags, &k2, &t2)) < 0)
-    return ret;
-  if (k2.space == PF_KEY_SHARED_LOCAL && !pf_same_page_checked(&k1, r->uaddr, r->uaddr2)
-      && (ret = pf_os_shared_key_check(r->uaddr2)) < 0)
+  if ((ret = pf_key_make2(r, &k1, &t1, &k2, &t2)) < 0)   /* nothing stored yet */
     return ret;
   if (!pf_wakeop_valid_op(r->wakeop))
     return -ENOSYS;                                     /* nothing stored */
