@@ -210,6 +210,7 @@ struct pf_bucket {                 /* fixed layout, 64 bytes: also a region's bu
 
 #define pf_region pfutex_region        /* the public handle is the engine's region */
 struct pf_region;
+struct pf_rgn_att;
 /* A table: the process's private one, or a region's (process-local handle
  * to the shared arrays).  Its geometry is read once and never again from
  * shared memory. */
@@ -219,7 +220,7 @@ struct pf_table {
   unsigned int bits;               /* log2(nbuckets) */
   struct pf_node *slots;           /* region: the slot array; NULL: private */
   uint32_t nslots;
-  struct pf_region *rgn;           /* NULL for the private table */
+  struct pf_rgn_att *rgn;          /* the region's attachment; NULL: private */
   uint64_t order;                  /* lock order between tables (private: 0) */
 };
 extern struct pf_table pf_table;   /* the private table */
@@ -365,11 +366,11 @@ pf_key_bucket(const struct pf_table *tab, const struct pf_key *k)
 }
 
 /* ---- Regions (src/shm.c) -------------------------------------------------- */
-/* A region as this process sees it (pfutex_region_t).  The layout of the
+/* A region object as this process is attached to it: one per object, however
+ * many handles (and mappings) the process has open on it, so every mapping
+ * of a word is one futex, one table, one process entry.  The layout of the
  * shared memory itself is in src/region.h. */
-struct pfutex_region {
-  uintptr_t lo, span;              /* its futex words: [lo, lo + span) here */
-  uintptr_t key_base;              /* a word's key is its address - key_base */
+struct pf_rgn_att {
   struct pf_table tab;             /* the region's table (geometry validated once) */
   struct pf_rgn_hdr *hdr;
   struct pf_rgn_proc *procs;
@@ -377,14 +378,31 @@ struct pfutex_region {
   uint32_t me;                     /* this process's lock id: entry + 1 and the
                                       entry's generation << 16 (0: none) */
   int pid;                         /* the process me was claimed for (fork) */
-  char *map;                       /* pfutex's mapping (the whole region, or for
+  int fd;                          /* the object's descriptor (close-on-exec): the
+                                      OS's record of who is alive (src/os.h); -1 none */
+  uint32_t live;                   /* the region's liveness mechanism (PF_LIVE_*) */
+  char id[80];                     /* the object's identity ("" : unique) */
+  char *map;                       /* the mapping the table is in */
+  size_t map_len;
+  int refs;                        /* handles (pf_regions_lock) */
+  int nfds;                        /* more descriptors of the object, closed with it */
+  int fds[8];
+  AO_t waits;                      /* waits of this process in progress on it */
+  struct pf_rgn_att *next;         /* all attachments (pf_regions_lock; never freed) */
+};
+
+/* A handle (pfutex_region_t): one open of a region, with its mapping. */
+struct pfutex_region {
+  uintptr_t lo, span;              /* its futex words: [lo, lo + span) here */
+  uintptr_t key_base;              /* a word's key is its address - key_base */
+  struct pf_rgn_att *att;          /* the object's attachment */
+  char *map;                       /* this handle's mapping (the whole region, or for
                                       attach the table beside the user's object) */
   size_t map_len;
   void *user;
   size_t user_len;
   int kind;                        /* PF_RGN_NAMED, _ANON, _ATTACH */
   int slot;                        /* in pf_regions */
-  AO_t waits;                      /* waits of this process in progress on it */
   struct pfutex_region *next_free; /* closed handles kept for reuse (src/shm.c) */
 };
 #define PF_REGIONS_MAX 64
@@ -410,7 +428,7 @@ pf_region_key(struct pf_region *rg, const void *p, struct pf_key *k, struct pf_t
 {
   k->word = (uint64_t)((uintptr_t)p - rg->key_base);
   k->space = PF_KEY_REGION;
-  *tab = &rg->tab;
+  *tab = &rg->att->tab;
 }
 
 /* Linux's get_futex_key checks: alignment (EINVAL), then the address
@@ -555,8 +573,10 @@ volatile unsigned int *pf_region_locking(const struct pf_table *tab, uint32_t id
 /* Is the node's owning process alive (always, for the private table)? */
 int pf_node_owner_alive(const struct pf_table *tab, const struct pf_node *n);
 /* A region slot for a wait of this process: 0 and *ref, or -ENOMEM when the
- * pool is exhausted (after reclaiming the slots of dead processes). */
-int pf_slot_claim(struct pf_table *tab, pf_ref *ref);
+ * pool is exhausted (after reclaiming the slots of dead processes, which
+ * takes bucket locks: only when `crit`, inside a critical section; else
+ * -EAGAIN: ask again inside one). */
+int pf_slot_claim(struct pf_table *tab, pf_ref *ref, int crit);
 /* Free n if its owner word is still `owner` (see src/shm.c). */
 void pf_slot_free(struct pf_table *tab, struct pf_node *n, uint32_t owner);
 /* This process still owns n (a corrupt region may free a slot under us). */

@@ -23,12 +23,36 @@ int pf_os_probe_write(const void *p);
  * OS cannot tell cheaply). */
 int pf_os_shared_key_check(const void *p);
 
-/* Is process pid alive?  Region liveness (src/shm.c): 1 alive (or not
- * ours to signal), 0 gone.  POSIX: kill(pid, 0), on every host so far (a
- * port whose OS needs another answer replaces this one). */
+/* ---- Regions: which processes are alive (src/live.c) --------------------
+ * Each process attached to a region owns one entry of the region's process
+ * table, and the OS vouches for the owner: an entry is dead exactly when
+ * the OS says its owner is gone, never by a guess (a pid that answers
+ * kill(pid, 0) may be another process; a lock held for long may belong to
+ * a stopped one).  Two mechanisms; a region records which one it uses:
+ *   lock  (ports/posix/live.c): a write lock (fcntl F_SETLK) on byte e of
+ *         the region's object.  The kernel drops it when the owner dies,
+ *         by any route, or execs (the descriptor is close-on-exec); a fork
+ *         child holds none of its parent's.  Where a shm object is a file:
+ *         Linux, NetBSD, OpenBSD, DragonFly.
+ *   start (src/live.c): the owner's pid and start time, read back with the
+ *         pid: a reused pid belongs to a process started later.  FreeBSD
+ *         and macOS (record locks on their shm objects fail with EBADF),
+ *         Windows; on Linux the shims of FreeBSD and macOS use it.
+ * The OS's half, per port: */
+/* lock: take (0, -EBUSY when another process holds it, -errno), test (1
+ * held by another process, 0 not), drop the lock on byte `byte` of fd. */
+int pf_os_lock_claim(int fd, uint32_t byte);
+int pf_os_lock_held(int fd, uint32_t byte);
+void pf_os_lock_release(int fd, uint32_t byte);
+/* start: process pid's start time in *t (any unit, fixed per OS): 1, or 0
+ * when there is no such process (or it has ended), or -1 when it exists but
+ * its start time cannot be read (not ours: it counts as alive). */
+int pf_os_proc_start(uint32_t pid, uint64_t *t);
+/* The creator of a region's object holds the lock on this byte until the
+ * layout is written (lock mechanism). */
+#define PF_OS_CREATOR_BYTE 65536u
+
 #ifdef _WIN32
-/* Windows: OpenProcess + a zero wait on the process (ports/win32/os.c). */
-int pf_os_pid_alive(int pid);
 /* Windows: regions' named objects (ports/win32/os.c): map the pagefile-
  * backed mapping for region name `name`, creating it (create: fails with
  * -EEXIST when it exists) or opening it (-ENOENT when none): 0, *mapp and
@@ -36,18 +60,9 @@ int pf_os_pid_alive(int pid);
 int pf_win32_shm_map(const char *name, int create, uint64_t len, void **mapp, size_t *lenp);
 /* Does the object for region name `name` exist (some process maps it)? */
 int pf_win32_shm_exists(const char *name);
-#else
-#include <signal.h>
-static inline int
-pf_os_pid_alive(int pid)
-{
-  int saved = errno, alive;
-  if (pid <= 0)
-    return 0;
-  alive = kill((pid_t)pid, 0) == 0 || errno == EPERM;
-  errno = saved;
-  return alive;
-}
+/* Windows: is process pid alive (OpenProcess + a zero wait)?  Only for a
+ * region's creator during the few instructions of its creation. */
+int pf_os_pid_alive(int pid);
 #endif
 
 #endif

@@ -21,7 +21,7 @@
 #include "emu.h"
 
 #define PF_RGN_MAGIC   0x47524650u      /* "PFRG" in a little-endian dump */
-#define PF_RGN_VERSION 1u
+#define PF_RGN_VERSION 2u
 #define PF_RGN_ENDIAN  0x01020304u      /* as the creator stored it */
 
 enum { PF_RGN_NAMED = 1, PF_RGN_ANON = 2, PF_RGN_ATTACH = 3 };
@@ -53,22 +53,38 @@ struct pf_rgn_hdr {
   uint32_t hint;           /* where a slot search starts */
   uint32_t backend;        /* the creator's backend family (PF_RGN_BE_*): every
                               process must use the same (EPROTO otherwise) */
-  uint32_t reserved[3];
+  uint32_t live;           /* how the OS says who is alive (PF_LIVE_*, src/os.h):
+                              every process must ask the same way (EPROTO) */
+  uint32_t reserved[2];
 };
 
-/* A process attached to the region.  pid: 0 free; PF_RGN_CLAIMING | pid
- * while the entry changes hands (its old owner is then dead in every
- * check); else the owner's pid.  gen: bumped by each new owner, so lock
- * words and slots of an earlier owner never pass for the new one's. */
+/* A process attached to the region.  The OS vouches for its owner being
+ * alive (src/os.h: a record lock on byte e of the object; Windows: pid and
+ * creation time).  pid: 0 free, else the owner's (Windows: PF_RGN_CLAIMING
+ * | pid while the entry changes hands).  gen: bumped by each new owner, so
+ * lock words and slots of an earlier owner never pass for the new one's;
+ * when it wraps, the new owner first clears every word an earlier owner
+ * of the entry left (src/shm.c), so no old lock id can alias. */
 #define PF_RGN_CLAIMING 0x80000000u
 struct pf_rgn_proc {
   uint32_t pid;
   uint32_t gen;
   uint32_t locking;        /* bucket locks its threads hold or are taking: a
-                              lock word naming a process whose count is 0 is
-                              a scribble, taken over (src/table.c) */
+                              lock word naming a live process whose count is
+                              0 is a scribble, taken over (src/table.c) */
   uint32_t reserved;
+  uint32_t start_lo, start_hi;   /* Windows: the owner's creation time */
+  uint32_t reserved2[2];
 };
+
+/* The liveness mechanisms (src/os.h, src/live.c). */
+enum { PF_LIVE_LOCK = 1, PF_LIVE_START = 2 };
+int pf_live_supported(uint32_t live);
+/* Entry e's owner: become it (0, -EBUSY when a live process is, -errno), is
+ * it a live process other than this one (1) or gone (0), give it up. */
+int pf_live_claim(uint32_t live, int fd, uint32_t e, struct pf_rgn_proc *p);
+int pf_live_held(uint32_t live, int fd, uint32_t e, const struct pf_rgn_proc *p);
+void pf_live_release(uint32_t live, int fd, uint32_t e, struct pf_rgn_proc *p);
 
 /* The limits a header may state: procs fit the 16 bits of a lock id. */
 #define PF_RGN_MAX_PROCS   65535u
@@ -81,7 +97,8 @@ PF_RGN_ASSERT(hdr_size, sizeof(struct pf_rgn_hdr) == 128);
 PF_RGN_ASSERT(hdr_total, offsetof(struct pf_rgn_hdr, total) == 48);
 PF_RGN_ASSERT(hdr_order, offsetof(struct pf_rgn_hdr, order) == 96);
 PF_RGN_ASSERT(hdr_seq, offsetof(struct pf_rgn_hdr, seq) == 104);
-PF_RGN_ASSERT(proc_size, sizeof(struct pf_rgn_proc) == 16);
+PF_RGN_ASSERT(hdr_live, offsetof(struct pf_rgn_hdr, live) == 116);
+PF_RGN_ASSERT(proc_size, sizeof(struct pf_rgn_proc) == 32);
 PF_RGN_ASSERT(node_size, sizeof(struct pf_node) == 80);
 PF_RGN_ASSERT(node_state, offsetof(struct pf_node, state) == 40);
 PF_RGN_ASSERT(node_park, offsetof(struct pf_node, park) == 68);

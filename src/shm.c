@@ -8,14 +8,19 @@
  * mapping itself and the table is simply unused.
  *
  * Processes.  Each process attached to a region holds an entry in its
- * process table (pid and generation).  Its lock id, (generation & 0xffff)
- * << 16 | (entry + 1), marks the bucket locks it holds and the slots it
- * owns, so anyone can tell whether the process behind a lock or a slot is
- * alive: the entry must still hold that generation, and the pid must be
- * alive (pf_os_pid_alive: kill(pid, 0) on POSIX systems; a port where the
- * OS needs help supplies its own, src/os.h).  A pid that is reused by an
- * unrelated process while the region still names it would keep the dead
- * process's slots until that pid exits too: README, limits.
+ * process table, and the OS vouches that the entry's owner is alive
+ * (src/os.h: a record lock on byte e of the region's object, which the
+ * kernel drops when the owner dies or execs; Windows: pid and creation
+ * time).  The owner's lock id, (generation & 0xffff) << 16 | (entry + 1),
+ * marks the bucket locks it holds and the slots it owns, so anyone can
+ * tell whether the process behind a lock or a slot is alive: the entry
+ * must still hold that generation and the OS must still hold its lock.
+ * Never a guess: a stopped or starved process stays alive, a reused pid
+ * means nothing.  A process has one attachment (struct pf_rgn_att) per
+ * region object, whatever the number of handles it opened on it: one
+ * entry, one table, one descriptor (closing another descriptor of the
+ * object would drop the process's record locks: the attachment keeps
+ * every descriptor it opened until its last handle closes).
  *
  * Slots.  A wait on a region word claims a slot with one compare-and-swap
  * of its owner word (so a process killed at any instruction either owns
@@ -89,8 +94,8 @@ pf_rgn_pid(void)
 
 /* ---- Liveness ------------------------------------------------------------------ */
 
-static struct pf_region *
-pf_tab_region(const struct pf_table *tab)
+static struct pf_rgn_att *
+pf_tab_att(const struct pf_table *tab)
 {
   return tab->rgn;
 }
@@ -98,7 +103,7 @@ pf_tab_region(const struct pf_table *tab)
 uint32_t
 pf_region_lock_id(const struct pf_table *tab)
 {
-  return pf_tab_region(tab)->me;
+  return pf_tab_att(tab)->me;
 }
 
 /* The locks-in-flight count of the process behind lock id `id` (NULL for
@@ -106,35 +111,38 @@ pf_region_lock_id(const struct pf_table *tab)
 volatile unsigned int *
 pf_region_locking(const struct pf_table *tab, uint32_t id)
 {
-  const struct pf_region *rg = pf_tab_region(tab);
+  const struct pf_rgn_att *a = pf_tab_att(tab);
   uint32_t e = id & 0xffffu;
-  if (e == 0 || e > rg->nprocs)
+  if (e == 0 || e > a->nprocs)
     return NULL;
-  return &rg->procs[e - 1].locking;
+  return &a->procs[e - 1].locking;
 }
 
-/* Is the process behind lock id `id` gone (or is id garbage)? */
+/* Is the process behind lock id `id` gone (or is id garbage)?  Only the OS
+ * says a process is gone (src/os.h); a generation that moved on says the
+ * OS said so to the entry's next owner. */
 static int
-pf_region_id_dead(const struct pf_region *rg, uint32_t id)
+pf_region_id_dead(const struct pf_rgn_att *a, uint32_t id)
 {
-  uint32_t e = id & 0xffffu, pid, gen;
+  uint32_t e = id & 0xffffu, gen;
   const struct pf_rgn_proc *p;
-  if (e == 0 || e > rg->nprocs)
+  if (e == 0 || e > a->nprocs)
     return 1;
-  if (id == rg->me && rg->pid == pf_rgn_pid())
+  if (id == a->me && a->pid == pf_rgn_pid())
     return 0;
-  p = &rg->procs[e - 1];
-  pid = AO_int_load(&p->pid);
+  if (e == (a->me & 0xffffu) && a->pid == pf_rgn_pid())
+    return 1;                                 /* our entry, an earlier owner's id */
+  p = &a->procs[e - 1];
   gen = AO_int_load(&p->gen);
-  if (pid == 0 || (pid & PF_RGN_CLAIMING) || (gen & 0xffffu) != id >> 16)
+  if ((gen & 0xffffu) != id >> 16)
     return 1;
-  return !pf_os_pid_alive((int)pid);
+  return !pf_live_held(a->live, a->fd, e - 1, p);
 }
 
 int
 pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder)
 {
-  return pf_region_id_dead(pf_tab_region(tab), holder);
+  return pf_region_id_dead(pf_tab_att(tab), holder);
 }
 
 int
@@ -144,46 +152,54 @@ pf_node_owner_alive(const struct pf_table *tab, const struct pf_node *n)
   if (!tab->slots)
     return 1;
   o = AO_int_load(&n->owner);
-  return o != 0 && !pf_region_id_dead(pf_tab_region(tab), o);
+  return o != 0 && !pf_region_id_dead(pf_tab_att(tab), o);
 }
 
 uint32_t pf_region_next_seq(struct pf_table *tab);
 uint32_t
 pf_region_next_seq(struct pf_table *tab)
 {
-  return AO_int_fetch_and_add_full(&pf_tab_region(tab)->hdr->seq, 1);
+  return AO_int_fetch_and_add_full(&pf_tab_att(tab)->hdr->seq, 1);
 }
 
 void
 pf_region_wait_begin(struct pf_table *tab)
 {
-  AO_fetch_and_add1_full(&pf_tab_region(tab)->waits);
+  AO_fetch_and_add1_full(&pf_tab_att(tab)->waits);
 }
 
 void
 pf_region_wait_end(struct pf_table *tab)
 {
-  AO_fetch_and_sub1_full(&pf_tab_region(tab)->waits);
+  AO_fetch_and_sub1_full(&pf_tab_att(tab)->waits);
 }
 
 /* ---- Slots ----------------------------------------------------------------------- */
 
-/* Free n if its owner is still `owner` (this process's lock id for its
- * own slot, or a dead process's found under the slot's bucket lock): its
- * state first, then the owner word, with a CAS, so a slot that someone else
- * freed and claimed meanwhile stays theirs and is never written. */
+/* Free n if its owner is still `owner`: this process's lock id for its own
+ * slot, or a dead process's.  A dead process's slot is made ours first,
+ * with one compare-and-swap, so of two processes freeing it only one
+ * writes it, and a slot freed and claimed meanwhile stays its new owner's;
+ * then its fields, then the owner word (a process killed in between leaves
+ * a slot owned by a dead process: freed again later). */
 void
 pf_slot_free(struct pf_table *tab, struct pf_node *n, uint32_t owner)
 {
-  (void)tab;
-  if (owner == 0 || AO_int_load(&n->owner) != owner)
+  uint32_t me = pf_tab_att(tab)->me;
+  if (owner == 0 || me == 0)
     return;
+  if (owner != me) {
+    if (!AO_int_compare_and_swap_full(&n->owner, owner, me))
+      return;
+  } else if (AO_int_load(&n->owner) != me) {
+    return;
+  }
   n->linked = 0;
   n->pushed = 0;
   n->counted = 0;
   AO_int_store(&n->state, PF_W_IDLE);
   PF_CRASH("slot_freeing");
-  (void)AO_int_compare_and_swap_full(&n->owner, owner, 0);
+  (void)AO_int_compare_and_swap_full(&n->owner, me, 0);
 }
 
 /* Does this process still own slot n (a corrupt region may have freed it
@@ -191,28 +207,26 @@ pf_slot_free(struct pf_table *tab, struct pf_node *n, uint32_t owner)
 int
 pf_slot_mine(const struct pf_table *tab, const struct pf_node *n)
 {
-  return AO_int_load(&n->owner) == pf_tab_region(tab)->me;
+  return AO_int_load(&n->owner) == pf_tab_att(tab)->me;
 }
 
 #ifdef PF_HAVE_EMU
 /* Reclaim dead processes' slots: those on no queue at once, those that may
- * be on one under their bucket's lock. */
-void
-pf_region_scavenge(struct pf_region *rg)
+ * be on one under their bucket's lock.  Inside a critical section (it takes
+ * bucket locks). */
+static void
+pf_att_scavenge(struct pf_rgn_att *a)
 {
-  struct pf_table *tab = &rg->tab;
+  struct pf_table *tab = &a->tab;
   uint32_t s;
   for (s = 0; s < tab->nslots; s++) {
     struct pf_node *n = &tab->slots[s];
     uint32_t o = AO_int_load(&n->owner), st, i;
-    if (o == 0 || !pf_region_id_dead(rg, o))
+    if (o == 0 || !pf_region_id_dead(a, o))
       continue;
     st = AO_int_load(&n->state);
     if (st != PF_W_QUEUED && st != PF_W_DETACHED) {
-      if (AO_int_load(&n->owner) == o) {
-        AO_int_store(&n->state, PF_W_IDLE);
-        (void)AO_int_compare_and_swap_full(&n->owner, o, 0);
-      }
+      pf_slot_free(tab, n, o);
       continue;
     }
     i = AO_int_load(&n->bucket);
@@ -232,32 +246,64 @@ pf_region_scavenge(struct pf_region *rg)
     pf_bucket_unlock(tab, i);
   }
 }
+
+void
+pf_region_scavenge(struct pf_region *rg)
+{
+  struct pf_crit c;
+  pf_crit_enter(&c);
+  pf_att_scavenge(rg->att);
+  pf_crit_exit(&c);
+}
+
+/* Entry e's generation wrapped: after 65,536 owners an old lock id could
+ * pass for the new owner's.  Clear every word an earlier owner of e left:
+ * take over each bucket lock that names e (the earlier owners are dead:
+ * the OS let us claim e) and free each slot it owns.  Inside a critical
+ * section; this process's lock id is already the new one. */
+static void
+pf_att_sweep_entry(struct pf_rgn_att *a, uint32_t e)
+{
+  struct pf_table *tab = &a->tab;
+  uint32_t i;
+  for (i = 0; i < tab->nbuckets; i++) {
+    uint32_t h = AO_int_load(&tab->buckets[i].lock);
+    if (h != 0 && (h & 0xffffu) == e + 1 && h != a->me && pf_bucket_lock(tab, i) == 0)
+      pf_bucket_unlock(tab, i);
+  }
+  pf_att_scavenge(a);
+}
 #endif
 
 int
-pf_slot_claim(struct pf_table *tab, pf_ref *ref)
+pf_slot_claim(struct pf_table *tab, pf_ref *ref, int crit)
 {
-  struct pf_region *rg = pf_tab_region(tab);
+  struct pf_rgn_att *a = pf_tab_att(tab);
   uint32_t hint, k, round;
-  if (rg->me == 0 || rg->pid != pf_rgn_pid())
+  if (a->me == 0 || a->pid != pf_rgn_pid())
     return -ENOMEM;                         /* no process entry (they ran out) */
   for (round = 0; round < 2; round++) {
-    hint = AO_int_load(&rg->hdr->hint);
+    hint = AO_int_load(&a->hdr->hint);
+    if (hint >= tab->nslots)
+      hint = 0;                             /* region bytes: a scribble */
     for (k = 0; k < tab->nslots; k++) {
       uint32_t s = (hint + k) % tab->nslots;
       struct pf_node *n = &tab->slots[s];
-      if (AO_int_load(&n->owner) == 0 && AO_int_compare_and_swap_full(&n->owner, 0, rg->me)) {
+      if (AO_int_load(&n->owner) == 0 && AO_int_compare_and_swap_full(&n->owner, 0, a->me)) {
         PF_CRASH("slot_claimed");
         AO_int_store(&n->state, PF_W_IDLE);
         n->linked = n->pushed = n->counted = 0;
-        AO_int_store(&rg->hdr->hint, (s + 1) % tab->nslots);
+        AO_int_store(&a->hdr->hint, (s + 1) % tab->nslots);
         *ref = s + 1;
         return 0;
       }
     }
 #ifdef PF_HAVE_EMU
-    if (round == 0)
-      pf_region_scavenge(rg);
+    if (round == 0) {
+      if (!crit)
+        return -EAGAIN;                     /* the scavenge takes locks: see emu.h */
+      pf_att_scavenge(a);
+    }
 #endif
   }
   return -ENOMEM;
@@ -265,80 +311,70 @@ pf_slot_claim(struct pf_table *tab, pf_ref *ref)
 
 /* ---- Process entries -------------------------------------------------------------- */
 
-/* Is entry e held by another open handle of this process on the same
- * object? */
+/* Take an entry of the process table: one the OS says nobody alive owns
+ * (src/os.h).  Not in a critical section: opens and fork children. */
 static int
-pf_region_entry_ours(const struct pf_region *self, uint32_t e)
-{
-  AO_t n = AO_load(&pf_regions_n), i;
-  for (i = 0; i < n; i++) {
-    struct pf_region *rg = (struct pf_region *)AO_load(&pf_regions[i]);
-    if (rg && rg != self && rg->hdr->order == self->hdr->order && (rg->me & 0xffffu) == e + 1
-        && rg->pid == (int)getpid())
-      return 1;
-  }
-  return 0;
-}
-
-/* Take an entry of the process table: a free one, one whose process is
- * dead, or one our own pid left from before an exec. */
-static int
-pf_region_proc_claim(struct pf_region *rg)
+pf_att_proc_claim(struct pf_rgn_att *a)
 {
   uint32_t self = (uint32_t)getpid(), e;
-  rg->me = 0;
-  rg->pid = (int)self;
-  for (e = 0; e < rg->nprocs; e++) {
-    struct pf_rgn_proc *p = &rg->procs[e];
-    uint32_t pid = AO_int_load(&p->pid), gen;
-    if (pid != 0) {
-      if (pid & PF_RGN_CLAIMING) {
-        if (pf_os_pid_alive((int)(pid & ~PF_RGN_CLAIMING)))
-          continue;                          /* being claimed by a live process */
-      } else if (pid == self) {
-        if (pf_region_entry_ours(rg, e))
-          continue;                          /* else: our image before an exec */
-      } else if (pf_os_pid_alive((int)pid)) {
-        continue;
-      }
-    }
-    if (!AO_int_compare_and_swap_full(&p->pid, pid, PF_RGN_CLAIMING | self))
+  a->me = 0;
+  a->pid = (int)self;
+  for (e = 0; e < a->nprocs; e++) {
+    struct pf_rgn_proc *p = &a->procs[e];
+    uint32_t gen, old;
+    int ret = pf_live_claim(a->live, a->fd, e, p);
+    if (ret == -EBUSY)
       continue;
+    if (ret < 0)
+      return ret == -ENOMEM || ret == -ENOLCK ? -ENOMEM : ret;
     PF_CRASH("proc_claiming");
-    gen = AO_int_load(&p->gen) + 1;
+    old = AO_int_load(&p->gen);
+    gen = old + 1;
     if ((gen & 0xffffu) == 0)
       gen++;
     AO_int_store(&p->gen, gen);
     AO_int_store(&p->locking, 0);
     AO_int_store_release(&p->pid, self);
-    rg->me = ((gen & 0xffffu) << 16) | (e + 1);
+    a->me = ((gen & 0xffffu) << 16) | (e + 1);
+#ifdef PF_HAVE_EMU
+    if ((gen & 0xffffu) == 1 && old != 0) {
+      struct pf_crit c;
+      pf_crit_enter(&c);
+      pf_att_sweep_entry(a, e);
+      pf_crit_exit(&c);
+    }
+#endif
     return 0;
   }
   return -ENOMEM;
 }
 
 static void
-pf_region_proc_release(struct pf_region *rg)
+pf_att_proc_release(struct pf_rgn_att *a)
 {
-  uint32_t e = rg->me & 0xffffu;
-  if (rg->me && rg->pid == (int)getpid() && e <= rg->nprocs)
-    (void)AO_int_compare_and_swap_full(&rg->procs[e - 1].pid, (uint32_t)rg->pid, 0);
-  rg->me = 0;
+  uint32_t e = a->me & 0xffffu;
+  if (a->me && a->pid == (int)getpid() && e <= a->nprocs) {
+    (void)AO_int_compare_and_swap_full(&a->procs[e - 1].pid, (uint32_t)a->pid, 0);
+    pf_live_release(a->live, a->fd, e - 1, &a->procs[e - 1]);
+  }
+  a->me = 0;
 }
 
+static struct pf_rgn_att *pf_atts;          /* pf_regions_lock */
+
 /* fork(): the child is another process: an entry of its own in every
- * region it inherited (none left: its waits there fail with ENOMEM). */
+ * region it inherited (the OS gave it none of its parent's record locks;
+ * none left: its waits there fail with ENOMEM). */
 static void
 pf_regions_atfork_child(void)
 {
-  AO_t n = AO_load(&pf_regions_n), i;
+  struct pf_rgn_att *a;
   pf_rgn_self_pid = (int)getpid();
   pthread_mutex_init(&pf_regions_lock, NULL);
-  for (i = 0; i < n; i++) {
-    struct pf_region *rg = (struct pf_region *)AO_load(&pf_regions[i]);
-    if (rg) {
-      AO_store(&rg->waits, 0);
-      (void)pf_region_proc_claim(rg);
+  for (a = pf_atts; a; a = a->next) {
+    if (a->refs > 0) {
+      AO_store(&a->waits, 0);
+      (void)pf_att_proc_claim(a);
     }
   }
 }
@@ -415,6 +451,24 @@ pf_region_backend_code(void)
   return PF_RGN_BE_EMU | (h & 0xffffu);
 }
 
+/* How a new region's processes learn who is alive (src/os.h): record locks
+ * where the host has them, else start times; the FreeBSD and macOS shims
+ * use start times, as those systems do. */
+static uint32_t
+pf_region_live_default(void)
+{
+#ifdef PF_HAVE_LIVE_START
+  const char *b = pfutex_backend();
+  if (b && (strstr(b, "freebsd") || strstr(b, "darwin")))
+    return PF_LIVE_START;
+#endif
+#ifdef PF_HAVE_LIVE_LOCK
+  return PF_LIVE_LOCK;
+#else
+  return PF_LIVE_START;
+#endif
+}
+
 /* Write the layout into fresh (zeroed) memory; the magic goes last. */
 static void
 pf_layout_init(void *mem, const struct pf_geom *g, int kind)
@@ -444,6 +498,7 @@ pf_layout_init(void *mem, const struct pf_geom *g, int kind)
   h->user_size = g->user_size;
   h->order = order;
   h->backend = pf_region_backend_code();
+  h->live = pf_region_live_default();
   AO_nop_full();
   AO_int_store_release(&h->magic, PF_RGN_MAGIC);
 }
@@ -460,7 +515,7 @@ pf_layout_check(const struct pf_rgn_hdr *h, uint64_t size, struct pf_geom *g)
   if (h->version != PF_RGN_VERSION || h->endian != PF_RGN_ENDIAN
       || h->hdr_size != sizeof(struct pf_rgn_hdr) || h->node_size != sizeof(struct pf_node)
       || h->bucket_size != sizeof(struct pf_bucket) || h->proc_size != sizeof(struct pf_rgn_proc)
-      || h->backend != pf_region_backend_code())
+      || h->backend != pf_region_backend_code() || !pf_live_supported(h->live))
     return -EPROTO;
   g->nbuckets = h->nbuckets;
   g->nslots = h->nslots;
@@ -492,21 +547,82 @@ pf_layout_check(const struct pf_rgn_hdr *h, uint64_t size, struct pf_geom *g)
   end = g->slots_off + (uint64_t)g->nslots * sizeof(struct pf_node);
   if (end > g->user_off || g->user_size > g->total - g->user_off)
     return -ENOTRECOVERABLE;
+  if (h->kind != PF_RGN_ATTACH && g->user_size < 4)
+    return -ENOTRECOVERABLE;              /* no word: its span would wrap (emu.h) */
   return 0;
 }
 
-/* ---- Handles ------------------------------------------------------------------------- */
+/* ---- Attachments and handles --------------------------------------------------------- */
 
 /* Closed handles, kept for reuse: a handle stays valid memory after close,
  * so closing it again is EINVAL, not a use after free (as a closed file
- * descriptor, it may name a later region once reused). */
+ * descriptor, it may name a later region once reused).  Attachments are
+ * never freed either: one whose last handle closed is reused. */
 static struct pf_region *pf_region_free_list;      /* pf_regions_lock */
 
+/* The identity of the object open as fd ("" when it has none: never
+ * shared with another handle). */
+static void
+pf_object_id(int fd, const char *name, char *id, size_t len)
+{
+  id[0] = 0;
+#ifdef _WIN32
+  (void)fd;
+  if (name)
+    snprintf(id, len, "n%s", name);
+#else
+  struct stat st;
+  (void)name;
+  if (fd >= 0 && fstat(fd, &st) == 0)
+    snprintf(id, len, "d%llx.%llx", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+#endif
+}
+
+/* The attachment of object `id` (pf_regions_lock held), or NULL. */
+static struct pf_rgn_att *
+pf_att_find(const char *id)
+{
+  struct pf_rgn_att *a;
+  if (!id[0])
+    return NULL;
+  for (a = pf_atts; a; a = a->next)
+    if (a->refs > 0 && strcmp(a->id, id) == 0)
+      return a;
+  return NULL;
+}
+
+/* Keep fd with the attachment of its object, or close it when this process
+ * has none (pf_regions_lock held).  Closing a descriptor of an object the
+ * process is attached to would drop the process's record locks on it
+ * (src/os.h), that is, its life in the region's eyes. */
+static void
+pf_fd_dispose_locked(int fd)
+{
+  char id[80];
+  struct pf_rgn_att *a;
+  if (fd < 0)
+    return;
+  pf_object_id(fd, NULL, id, sizeof id);
+  if ((a = pf_att_find(id)) != NULL && a->nfds < (int)(sizeof a->fds / sizeof a->fds[0])) {
+    a->fds[a->nfds++] = fd;
+    return;
+  }
+  close(fd);
+}
+
+static void
+pf_fd_dispose(int fd)
+{
+  pthread_mutex_lock(&pf_regions_lock);
+  pf_fd_dispose_locked(fd);
+  pthread_mutex_unlock(&pf_regions_lock);
+}
+
+/* A handle for the mapping map (whole region, or an attach table). */
 static struct pf_region *
 pf_region_new(void *map, size_t map_len, const struct pf_geom *g, int kind)
 {
   struct pf_region *rg;
-  unsigned int bits = 0;
   pthread_mutex_lock(&pf_regions_lock);
   if ((rg = pf_region_free_list) != NULL)
     pf_region_free_list = rg->next_free;
@@ -514,21 +630,9 @@ pf_region_new(void *map, size_t map_len, const struct pf_geom *g, int kind)
   if (!rg && !(rg = calloc(1, sizeof *rg)))
     return NULL;
   memset(rg, 0, sizeof *rg);
-  while ((1u << bits) < g->nbuckets)
-    bits++;
   rg->map = map;
   rg->map_len = map_len;
   rg->kind = kind;
-  rg->hdr = map;
-  rg->procs = (struct pf_rgn_proc *)(void *)((char *)map + g->procs_off);
-  rg->nprocs = g->nprocs;
-  rg->tab.buckets = (struct pf_bucket *)(void *)((char *)map + g->buckets_off);
-  rg->tab.nbuckets = g->nbuckets;
-  rg->tab.bits = bits;
-  rg->tab.slots = (struct pf_node *)(void *)((char *)map + g->slots_off);
-  rg->tab.nslots = g->nslots;
-  rg->tab.rgn = rg;
-  rg->tab.order = rg->hdr->order;
   if (kind != PF_RGN_ATTACH) {
     rg->user = (char *)map + g->user_off;
     rg->user_len = (size_t)g->user_size;
@@ -540,25 +644,96 @@ pf_region_new(void *map, size_t map_len, const struct pf_geom *g, int kind)
   return rg;
 }
 
-/* Claim an entry and publish the region to the engine's lookup. */
-static int
-pf_region_register(struct pf_region *rg)
+static void
+pf_region_free(struct pf_region *rg)
 {
+  pthread_mutex_lock(&pf_regions_lock);
+  rg->next_free = pf_region_free_list;
+  pf_region_free_list = rg;
+  pthread_mutex_unlock(&pf_regions_lock);
+}
+
+/* A fresh attachment to the region mapped at map (pf_regions_lock held). */
+static struct pf_rgn_att *
+pf_att_new(const char *id, int fd, char *map, size_t map_len, const struct pf_geom *g)
+{
+  struct pf_rgn_att *a, *next;
+  unsigned int bits = 0;
+  for (a = pf_atts; a; a = a->next)
+    if (a->refs == 0)
+      break;
+  if (!a) {
+    if (!(a = calloc(1, sizeof *a)))
+      return NULL;
+    a->next = pf_atts;
+    pf_atts = a;
+  }
+  next = a->next;
+  memset(a, 0, sizeof *a);
+  a->next = next;
+  while ((1u << bits) < g->nbuckets)
+    bits++;
+  snprintf(a->id, sizeof a->id, "%s", id);
+  a->fd = fd;
+  a->map = map;
+  a->map_len = map_len;
+  a->hdr = (struct pf_rgn_hdr *)(void *)map;
+  a->live = a->hdr->live;                   /* checked with the layout; read once */
+  a->procs = (struct pf_rgn_proc *)(void *)(map + g->procs_off);
+  a->nprocs = g->nprocs;
+  a->tab.buckets = (struct pf_bucket *)(void *)(map + g->buckets_off);
+  a->tab.nbuckets = g->nbuckets;
+  a->tab.bits = bits;
+  a->tab.slots = (struct pf_node *)(void *)(map + g->slots_off);
+  a->tab.nslots = g->nslots;
+  a->tab.rgn = a;
+  a->tab.order = a->hdr->order;
+  return a;
+}
+
+/* Attach the handle rg (its object open as fd, or -1) and publish it to
+ * the engine's lookup: the process's attachment of the object if it has
+ * one (fd is then kept with it), else a new one with an entry of its own. */
+static int
+pf_region_register(struct pf_region *rg, int fd, const char *name, const struct pf_geom *g)
+{
+  char id[80];
+  struct pf_rgn_att *a;
   int i, ret;
   pthread_once(&pf_regions_once, pf_regions_init);
   (void)pfutex_backend();                   /* start the backend (the sysv port reclaims) */
+  pf_object_id(fd, name, id, sizeof id);
   pthread_mutex_lock(&pf_regions_lock);
   for (i = 0; i < PF_REGIONS_MAX; i++)
     if (AO_load(&pf_regions[i]) == 0)
       break;
   if (i == PF_REGIONS_MAX) {
+    pf_fd_dispose_locked(fd);
     pthread_mutex_unlock(&pf_regions_lock);
     return -EMFILE;
   }
-  if ((ret = pf_region_proc_claim(rg)) < 0) {
-    pthread_mutex_unlock(&pf_regions_lock);
-    return ret;
+  if ((a = pf_att_find(id)) != NULL) {
+    pf_fd_dispose_locked(fd);
+    if ((a->me == 0 || a->pid != (int)getpid()) && (ret = pf_att_proc_claim(a)) < 0) {
+      pthread_mutex_unlock(&pf_regions_lock);
+      return ret;                           /* still no entry for this process */
+    }
+  } else {
+    if (!(a = pf_att_new(id, fd, rg->map, rg->map_len, g))) {
+      pf_fd_dispose_locked(fd);
+      pthread_mutex_unlock(&pf_regions_lock);
+      return -ENOMEM;
+    }
+    if ((ret = pf_att_proc_claim(a)) < 0) {
+      a->fd = -1;
+      if (fd >= 0)
+        close(fd);
+      pthread_mutex_unlock(&pf_regions_lock);
+      return ret;
+    }
   }
+  a->refs++;
+  rg->att = a;
   rg->slot = i;
   AO_store_release(&pf_regions[i], (AO_t)rg);
   if ((AO_t)i >= AO_load(&pf_regions_n))
@@ -574,18 +749,39 @@ pf_fail_null(int err)
   return NULL;
 }
 
+/* The creator of a region object still at work on its layout?  The lock
+ * mechanism: it holds the creator's byte (src/os.h) from before it sized
+ * the object until the layout is written; else its pid and start time. */
+static int
+pf_region_creator_busy(int fd, const struct pf_rgn_hdr *h)
+{
+#ifdef PF_HAVE_LIVE_LOCK
+  (void)h;
+  return pf_os_lock_held(fd, PF_OS_CREATOR_BYTE);
+#elif defined(_WIN32)
+  (void)fd;
+  return h->init_pid == 0 || pf_os_pid_alive((int)h->init_pid);
+#else
+  uint64_t t;
+  (void)fd;
+  return h->init_pid == 0 || pf_os_proc_start(h->init_pid, &t) != 0;
+#endif
+}
+
 #ifdef _WIN32
 /* Windows: create (O_EXCL) or open the named mapping for `name` (see the
  * top of this file), then as below: 0 and *mapp, *lenp, *g; or -errno. */
 static int
 pf_region_shm(const char *name, int oflag, mode_t mode, const pfutex_region_attr_t *attr,
-              size_t size, int kind, void **mapp, size_t *lenp, struct pf_geom *g, int *createdp)
+              size_t size, int kind, void **mapp, size_t *lenp, struct pf_geom *g, int *createdp,
+              int *fdp)
 {
   int ret, tries;
   struct pf_rgn_hdr *h;
 
   (void)mode;                             /* Local\ objects: the session's ACL */
   *createdp = 0;
+  *fdp = -1;
   if (oflag & O_CREAT) {
     struct pf_geom want;
     if ((ret = pf_geom_from_attr(attr, size, kind != PF_RGN_ATTACH, &want)) < 0) {
@@ -616,8 +812,8 @@ opened:
   for (tries = 0;; tries++) {
     if ((ret = pf_layout_check(h, (uint64_t)*lenp, g)) == 0)
       break;
-    if (ret != -EINVAL || AO_int_load(&h->magic) != 0
-        || (h->init_pid != 0 && !pf_os_pid_alive((int)h->init_pid)) || tries == 5000) {
+    if (ret != -EINVAL || AO_int_load(&h->magic) != 0 || !pf_region_creator_busy(-1, h)
+        || tries == 5000) {
       munmap(*mapp, *lenp);
       return ret == -EINVAL && AO_int_load(&h->magic) == 0 ? -ENOTRECOVERABLE : ret;
     }
@@ -661,8 +857,9 @@ pf_region_wait_ready(int fd, struct stat *st, void **mapp, struct pf_geom *g)
         munmap(map, (size_t)st->st_size);
         return ret;
       }
-      /* not ready: is its creator still at work? */
-      if (h->init_pid != 0 && !pf_os_pid_alive((int)h->init_pid)) {
+      /* not ready: is its creator still at work?  (Then the magic again:
+       * it may have finished meanwhile.) */
+      if (!pf_region_creator_busy(fd, h) && AO_int_load_acquire(&h->magic) == 0) {
         munmap(map, (size_t)st->st_size);
         return -ENOTRECOVERABLE;          /* it died creating it: unlink, recreate */
       }
@@ -677,15 +874,18 @@ pf_region_wait_ready(int fd, struct stat *st, void **mapp, struct pf_geom *g)
 }
 
 /* Create (O_EXCL) or open the shm object `name` holding a region of kind
- * `kind`: 0 and *mapp, *lenp, *g; or -errno. */
+ * `kind`: 0 and *mapp, *lenp, *g and the object's descriptor *fdp (to keep:
+ * src/os.h); or -errno. */
 static int
 pf_region_shm(const char *name, int oflag, mode_t mode, const pfutex_region_attr_t *attr,
-              size_t size, int kind, void **mapp, size_t *lenp, struct pf_geom *g, int *createdp)
+              size_t size, int kind, void **mapp, size_t *lenp, struct pf_geom *g, int *createdp,
+              int *fdp)
 {
   struct stat st;
   int fd, ret, created = 0;
 
   *createdp = 0;
+  *fdp = -1;
   if (oflag & O_CREAT) {
     struct pf_geom want;
     if ((ret = pf_geom_from_attr(attr, size, kind != PF_RGN_ATTACH, &want)) < 0) {
@@ -700,6 +900,14 @@ pf_region_shm(const char *name, int oflag, mode_t mode, const pfutex_region_attr
     if (fd >= 0) {
       created = 1;
       *g = want;
+#ifdef PF_HAVE_LIVE_LOCK
+      /* the creator's byte, before the object has a size (src/os.h) */
+      if ((ret = pf_os_lock_claim(fd, PF_OS_CREATOR_BYTE)) < 0) {
+        shm_unlink(name);
+        close(fd);
+        return ret == -EBUSY ? -ENOTRECOVERABLE : ret;
+      }
+#endif
       if (ftruncate(fd, (off_t)want.total) != 0) {
         ret = -errno;
         shm_unlink(name);
@@ -713,6 +921,7 @@ pf_region_shm(const char *name, int oflag, mode_t mode, const pfutex_region_attr
   if (!created && (fd = shm_open(name, O_RDWR, 0)) < 0)
     return -errno;
 opened:
+  (void)fcntl(fd, F_SETFD, FD_CLOEXEC);   /* exec drops the record locks (src/os.h) */
   if (created) {
     void *map = mmap(NULL, (size_t)g->total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (map == MAP_FAILED) {
@@ -724,25 +933,31 @@ opened:
     ((struct pf_rgn_hdr *)map)->init_pid = (uint32_t)getpid();
     PF_CRASH("region_creating");
     pf_layout_init(map, g, kind);
+#ifdef PF_HAVE_LIVE_LOCK
+    pf_os_lock_release(fd, PF_OS_CREATOR_BYTE);
+#endif
     *mapp = map;
     *lenp = (size_t)g->total;
     *createdp = 1;
-    close(fd);
+    *fdp = fd;
     return 0;
   }
   ret = pf_region_wait_ready(fd, &st, mapp, g);
-  close(fd);
-  if (ret < 0)
+  if (ret < 0) {
+    pf_fd_dispose(fd);
     return ret;
+  }
   *lenp = (size_t)st.st_size;
-  if (kind != PF_RGN_ATTACH && size != 0 && (uint64_t)size > g->user_size) {
+  if (kind != PF_RGN_ATTACH && size != 0 && (uint64_t)size > g->user_size)
+    ret = -EINVAL;
+  else if ((kind == PF_RGN_ATTACH) != (((struct pf_rgn_hdr *)*mapp)->kind == PF_RGN_ATTACH))
+    ret = -EINVAL;                        /* a named region is no attach table, and back */
+  if (ret < 0) {
     munmap(*mapp, *lenp);
-    return -EINVAL;
+    pf_fd_dispose(fd);
+    return ret;
   }
-  if ((kind == PF_RGN_ATTACH) != (((struct pf_rgn_hdr *)*mapp)->kind == PF_RGN_ATTACH)) {
-    munmap(*mapp, *lenp);
-    return -EINVAL;                       /* a named region is no attach table, and back */
-  }
+  *fdp = fd;
   return 0;
 }
 
@@ -756,22 +971,23 @@ pfutex_region_open_attr(const char *name, size_t size, int oflag, mode_t mode,
   struct pf_region *rg;
   void *map;
   size_t len;
-  int ret;
-
-  int created;
+  int ret, fd, created;
 
   if (!name || (oflag & O_ACCMODE) != O_RDWR || (oflag & ~(O_ACCMODE | O_CREAT | O_EXCL)))
     return pf_fail_null(EINVAL);
   if ((ret = pf_region_shm(name, oflag, mode, attr, size, PF_RGN_NAMED, &map, &len, &g,
-                           &created)) < 0)
+                           &created, &fd)) < 0)
     return pf_fail_null(-ret);
-  if (!(rg = pf_region_new(map, len, &g, PF_RGN_NAMED)))
+  if (!(rg = pf_region_new(map, len, &g, PF_RGN_NAMED))) {
+    pf_fd_dispose(fd);
     ret = -ENOMEM;
-  else if ((ret = pf_region_register(rg)) == 0)
-    return rg;
+  } else if ((ret = pf_region_register(rg, fd, name, &g)) == 0) {
+    return rg;                            /* (fd is the attachment's now) */
+  } else {
+    pf_region_free(rg);
+  }
   /* failed after all: a region this call created does not stay behind */
   munmap(map, len);
-  free(rg);
   if (created)
     shm_unlink(name);
   return pf_fail_null(-ret);
@@ -783,27 +999,76 @@ pfutex_region_open(const char *name, size_t size, int oflag, mode_t mode)
   return pfutex_region_open_attr(name, size, oflag, mode, NULL);
 }
 
+/* An anonymous region's memory: a descriptor where the record-lock
+ * liveness needs one (a memfd, or a shm object unlinked at once), shared
+ * with fork children as the mapping is. */
+static int
+pf_anon_map(uint64_t total, void **mapp, int *fdp)
+{
+  void *map;
+  int fd = -1;
+#ifdef PF_HAVE_LIVE_LOCK
+# ifdef HAVE_MEMFD_CREATE
+  fd = memfd_create("pfutex-region", MFD_CLOEXEC);
+# else
+  {
+    static volatile AO_t seq;
+    char name[64];
+    int tries;
+    for (tries = 0; tries < 100 && fd < 0; tries++) {
+      snprintf(name, sizeof name, "/pfutex-anon.%ld.%lu", (long)getpid(),
+               (unsigned long)AO_fetch_and_add1(&seq));
+      fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+      if (fd >= 0)
+        shm_unlink(name);
+      else if (errno != EEXIST)
+        break;
+    }
+  }
+# endif
+  if (fd < 0)
+    return errno == EMFILE || errno == ENFILE ? -errno : -ENOMEM;
+  (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+  if (ftruncate(fd, (off_t)total) != 0) {
+    close(fd);
+    return -ENOMEM;
+  }
+  map = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+#else
+  map = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+#endif
+  if (map == MAP_FAILED) {
+    if (fd >= 0)
+      close(fd);
+    return -ENOMEM;
+  }
+  *mapp = map;
+  *fdp = fd;
+  return 0;
+}
+
 pfutex_region_t *
 pfutex_region_anon_attr(size_t size, const pfutex_region_attr_t *attr)
 {
   struct pf_geom g;
   struct pf_region *rg;
   void *map;
-  int ret;
+  int ret, fd;
 
   if ((ret = pf_geom_from_attr(attr, size, 1, &g)) < 0)
     return pf_fail_null(-ret);
-  map = mmap(NULL, (size_t)g.total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  if (map == MAP_FAILED)
-    return pf_fail_null(ENOMEM);
+  if ((ret = pf_anon_map(g.total, &map, &fd)) < 0)
+    return pf_fail_null(-ret);
   pf_layout_init(map, &g, PF_RGN_ANON);
   if (!(rg = pf_region_new(map, (size_t)g.total, &g, PF_RGN_ANON))) {
     munmap(map, (size_t)g.total);
+    if (fd >= 0)
+      close(fd);
     return pf_fail_null(ENOMEM);
   }
-  if ((ret = pf_region_register(rg)) < 0) {
+  if ((ret = pf_region_register(rg, fd, NULL, &g)) < 0) {
     munmap(map, (size_t)g.total);
-    free(rg);
+    pf_region_free(rg);
     return pf_fail_null(-ret);
   }
   return rg;
@@ -841,7 +1106,7 @@ pfutex_region_attach_attr(int fd, void *addr, size_t len, const pfutex_region_at
   struct pf_region *rg;
   void *map;
   size_t mlen;
-  int ret;
+  int ret, created, tfd;
 
   if (!addr || len < 4 || ((uintptr_t)addr & 3u) || (uintptr_t)addr + len < (uintptr_t)addr)
     return pf_fail_null(EINVAL);
@@ -849,13 +1114,12 @@ pfutex_region_attach_attr(int fd, void *addr, size_t len, const pfutex_region_at
     return pf_fail_null(-ret);
   if ((uint64_t)len > (uint64_t)st.st_size)
     return pf_fail_null(EINVAL);
-  int created;
-
   if ((ret = pf_region_shm(name, O_RDWR | O_CREAT, st.st_mode & 0666, attr, 0, PF_RGN_ATTACH,
-                           &map, &mlen, &g, &created)) < 0)
+                           &map, &mlen, &g, &created, &tfd)) < 0)
     return pf_fail_null(-ret);
   if (!(rg = pf_region_new(map, mlen, &g, PF_RGN_ATTACH))) {
     munmap(map, mlen);
+    pf_fd_dispose(tfd);
     return pf_fail_null(ENOMEM);
   }
   rg->user = addr;
@@ -863,9 +1127,9 @@ pfutex_region_attach_attr(int fd, void *addr, size_t len, const pfutex_region_at
   rg->lo = (uintptr_t)addr;
   rg->span = len & ~(size_t)3;
   rg->key_base = (uintptr_t)addr;           /* the key is the offset in the object */
-  if ((ret = pf_region_register(rg)) < 0) {
+  if ((ret = pf_region_register(rg, tfd, name, &g)) < 0) {
     munmap(map, mlen);
-    free(rg);
+    pf_region_free(rg);
     return pf_fail_null(-ret);
   }
   return rg;
@@ -902,29 +1166,48 @@ pfutex_region_size(pfutex_region_t *r)
   return r ? r->user_len : 0;
 }
 
+/* Close a handle.  The attachment ends with its last handle: the entry is
+ * given up, the descriptors closed (which drops the record locks), the
+ * table's mapping unmapped.  Until then the mapping that holds the table
+ * stays, even if its handle closed first. */
 int
 pfutex_region_close(pfutex_region_t *r)
 {
+  struct pf_rgn_att *a;
+  int i;
+  pthread_mutex_lock(&pf_regions_lock);
   if (!r || r->slot < 0 || r->slot >= PF_REGIONS_MAX
       || AO_load(&pf_regions[r->slot]) != (AO_t)r) {
+    pthread_mutex_unlock(&pf_regions_lock);
     errno = EINVAL;
     return -1;
   }
-  pthread_mutex_lock(&pf_regions_lock);
-  if (AO_load(&r->waits) != 0) {
+  a = r->att;
+  if (a->refs == 1 && AO_load(&a->waits) != 0) {
     pthread_mutex_unlock(&pf_regions_lock);
     errno = EBUSY;
     return -1;
   }
   AO_store_release(&pf_regions[r->slot], 0);
-  pthread_mutex_unlock(&pf_regions_lock);
-  pf_region_proc_release(r);
-  munmap(r->map, r->map_len);
   /* Using a region's words while another thread closes it is the caller's
    * bug, as munmap is. */
   r->slot = -1;
   r->span = 0;
-  pthread_mutex_lock(&pf_regions_lock);
+  if (--a->refs == 0) {
+    pf_att_proc_release(a);
+    if (a->map != r->map)
+      munmap(a->map, a->map_len);
+    munmap(r->map, r->map_len);
+    if (a->fd >= 0)
+      close(a->fd);
+    for (i = 0; i < a->nfds; i++)
+      close(a->fds[i]);
+    a->fd = -1;
+    a->nfds = 0;
+    a->id[0] = 0;
+  } else if (r->map != a->map) {
+    munmap(r->map, r->map_len);
+  }
   r->next_free = pf_region_free_list;
   pf_region_free_list = r;
   pthread_mutex_unlock(&pf_regions_lock);
@@ -946,7 +1229,8 @@ pfutex_region_unlink(const char *name)
 int
 pf_region_check(struct pf_region *rg, struct pf_region_stats *st, const char **why)
 {
-  struct pf_table *tab = &rg->tab;
+  struct pf_rgn_att *a = rg->att;
+  struct pf_table *tab = &a->tab;
   uint32_t i, s;
   *why = "";
   memset(st, 0, sizeof *st);
@@ -996,16 +1280,16 @@ pf_region_check(struct pf_region *rg, struct pf_region_stats *st, const char **w
     uint32_t o = AO_int_load(&tab->slots[s].owner);
     if (o == 0)
       st->slots_free++;
-    else if (pf_region_id_dead(rg, o))
+    else if (pf_region_id_dead(a, o))
       st->slots_dead++;
     else
       st->slots_live++;
   }
-  for (s = 0; s < rg->nprocs; s++) {
-    uint32_t pid = AO_int_load(&rg->procs[s].pid);
+  for (s = 0; s < a->nprocs; s++) {
+    uint32_t pid = AO_int_load(&a->procs[s].pid);
     if (pid == 0)
       continue;
-    if ((pid & PF_RGN_CLAIMING) || !pf_os_pid_alive((int)pid))
+    if (s + 1 != (a->me & 0xffffu) && !pf_live_held(a->live, a->fd, s, &a->procs[s]))
       st->procs_dead++;
     else
       st->procs_live++;

@@ -164,33 +164,62 @@ uint32_t pf_region_lock_id(const struct pf_table *tab);
 int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
 static int pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i);
 
-/* Region locks this thread holds or is acquiring (the owner test below). */
+/* Region locks this thread holds or is acquiring, per table (the owner test
+ * below): a thread holds at most two bucket locks at a time (requeue and
+ * wake_op), whose tables may be two regions. */
+struct pf_held {
+  const struct pf_table *tab;
+  unsigned int n;
+};
+#define PF_HELD_MAX 4
 #if defined(__GNUC__)
-static __thread __attribute__((tls_model("initial-exec"))) unsigned int pf_rgn_locking;
+static __thread __attribute__((tls_model("initial-exec"))) struct pf_held pf_held[PF_HELD_MAX];
 #else
-static __thread unsigned int pf_rgn_locking;
+static __thread struct pf_held pf_held[PF_HELD_MAX];
 #endif
+
+static struct pf_held *
+pf_held_of(const struct pf_table *tab)
+{
+  unsigned int k;
+  struct pf_held *free_one = NULL;
+  for (k = 0; k < PF_HELD_MAX; k++) {
+    if (pf_held[k].n && pf_held[k].tab == tab)
+      return &pf_held[k];
+    if (!pf_held[k].n && !free_one)
+      free_one = &pf_held[k];
+  }
+  PF_ASSERT(free_one != NULL);
+  if (!free_one)
+    free_one = &pf_held[PF_HELD_MAX - 1];   /* never: at most two at a time */
+  free_one->tab = tab;
+  return free_one;
+}
+
 /* A region's lock word names its holder (lock id); each process counts, in
  * its entry, the locks its threads hold or are taking.  A locker that has
- * waited a while looks at the holder: a dead process (or garbage) -> take
- * the lock over; a live one whose count is 0 -> the word is a scribble
- * (corruption): take it over too; our own process, when every lock in
- * flight in it is this thread's -> a scribble as well.  Then the bucket is
- * rebuilt from its slots.  And a word that names the same holder for longer
- * than PF_LOCK_HOLD_MAX_NS is taken over whatever it names: a critical
- * section is a few microseconds with signals blocked, so only a scribble
- * (or a holder stopped by SIGSTOP or a debugger, which loses the lock:
- * README) holds one that long.  So a lock word, whatever it holds, never
- * makes a locker wait for long. */
-#define PF_LOCK_HOLD_MAX_NS 1000000000LL
+ * spun a while looks at the holder:
+ *   - a process the OS says is gone (src/os.h; or an id that names none):
+ *     the lock is taken over, once (a compare-and-swap of the word), and
+ *     the bucket rebuilt from its slots;
+ *   - a live process whose count is 0 holds no lock: the word is a
+ *     scribble (corruption), taken over the same way;
+ *   - this process, when every lock in flight in it on this table is this
+ *     thread's: a scribble too;
+ *   - otherwise a live holder: the locker waits, however long (a holder
+ *     stopped by SIGSTOP or a debugger, or starved, keeps its lock, as a
+ *     process-shared mutex's holder would).  No lock is ever taken from a
+ *     live process.
+ * A scribbled count can still make a live holder look like a scribble:
+ * corruption then costs correctness, as any scribble may, never a crash
+ * or a hang. */
 int
 pf_bucket_lock(struct pf_table *tab, uint32_t i)
 {
   volatile unsigned int *l = &tab->buckets[i].lock, *mine, *theirs;
-  uint32_t me, h, seen = 0;
+  struct pf_held *held;
+  uint32_t me, h;
   unsigned int spins = 0, rounds = 0;
-  long long seen_since = -1;
-  int held_long = 0;
 
   if (!tab->rgn) {
     while (AO_int_load(l) != 0 || !AO_int_compare_and_swap_full(l, 0, 1))
@@ -201,32 +230,22 @@ pf_bucket_lock(struct pf_table *tab, uint32_t i)
   if (me == 0 || (mine = pf_region_locking(tab, me)) == NULL)
     return -ENOMEM;                         /* no process entry: no lock id */
   AO_int_fetch_and_add_full(mine, 1);
-  pf_rgn_locking++;
+  held = pf_held_of(tab);
+  held->n++;
   for (;;) {
-    struct timespec now;
     h = AO_int_load(l);
     if (h == 0 && AO_int_compare_and_swap_full(l, 0, me))
       return 0;
     pf_cpu_relax(&spins);
     if (spins < 100 || (++rounds & 31) != 0 || h == 0)
       continue;
-    if (h != seen) {                        /* a new holder: its time starts now */
-      seen = h;
-      seen_since = -1;
-    }
-    if (pf_clock_now(PFUTEX_CLOCK_MONOTONIC, &now) == 0) {
-      long long t = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
-      if (seen_since < 0)
-        seen_since = t;
-      held_long = t - seen_since > PF_LOCK_HOLD_MAX_NS;
-    }
     if (h == me) {
-      if ((AO_int_load(mine) == pf_rgn_locking || held_long) && AO_int_load(l) == me)
+      if (AO_int_load(mine) == held->n && AO_int_load(l) == me)
         return pf_bucket_rebuild_locked(tab, i);
       continue;
     }
     theirs = pf_region_locking(tab, h);
-    if ((pf_region_lock_holder_dead(tab, h) || (theirs && AO_int_load(theirs) == 0) || held_long)
+    if ((pf_region_lock_holder_dead(tab, h) || (theirs && AO_int_load(theirs) == 0))
         && AO_int_compare_and_swap_full(l, h, me)) {
       PF_CRASH("lock_takeover");
       return pf_bucket_rebuild_locked(tab, i);
@@ -240,7 +259,9 @@ pf_bucket_unlock(struct pf_table *tab, uint32_t i)
   AO_int_store_release(&tab->buckets[i].lock, 0);
   if (tab->rgn) {
     volatile unsigned int *mine = pf_region_locking(tab, pf_region_lock_id(tab));
-    pf_rgn_locking--;
+    struct pf_held *held = pf_held_of(tab);
+    if (held->n)
+      held->n--;
     if (mine)
       AO_int_fetch_and_add_full(mine, (unsigned int)-1);
   }

@@ -369,7 +369,7 @@ pf_waiter_claim(const struct pf_req *r, struct pf_table *tab, uintptr_t frame,
            * (A siglongjmp or an asynchronous cancellation landing between
            * the claim and the next store would leave the slot owned by this
            * process until it exits: README, limits.) */
-          if (pf_slot_claim(tab, &ref) < 0) {
+          if (pf_slot_claim(tab, &ref, 0) < 0) {
             w->tab = NULL;
             t->depth = 0;
             goto slow;
@@ -398,7 +398,7 @@ slow:
     goto out;
   w = &t->nodes[t->depth];
   if (tab->slots) {
-    if ((ret = pf_slot_claim(tab, &ref)) < 0)
+    if ((ret = pf_slot_claim(tab, &ref, 1)) < 0)
       goto out;
     w->node = &tab->slots[ref - 1];
   } else {

@@ -394,14 +394,14 @@ rc_class_range(int cls)
 {
   struct pfutex_region *rg = rc_rg;
   struct rc_range r;
-  uint32_t procs = (uint32_t)((char *)rg->procs - rc_map);
-  uint32_t buckets = (uint32_t)((char *)rg->tab.buckets - rc_map);
-  uint32_t slots = (uint32_t)((char *)rg->tab.slots - rc_map);
-  uint32_t slots_end = slots + rg->tab.nslots * (uint32_t)sizeof(struct pf_node);
+  uint32_t procs = (uint32_t)((char *)rg->att->procs - rc_map);
+  uint32_t buckets = (uint32_t)((char *)rg->att->tab.buckets - rc_map);
+  uint32_t slots = (uint32_t)((char *)rg->att->tab.slots - rc_map);
+  uint32_t slots_end = slots + rg->att->tab.nslots * (uint32_t)sizeof(struct pf_node);
   switch (cls) {
   case RC_HEADER: r.lo = 0; r.hi = sizeof(struct pf_rgn_hdr); break;
-  case RC_PROCS_T: r.lo = procs; r.hi = procs + rg->nprocs * (uint32_t)sizeof(struct pf_rgn_proc); break;
-  case RC_BUCKETS_T: r.lo = buckets; r.hi = buckets + rg->tab.nbuckets * (uint32_t)sizeof(struct pf_bucket); break;
+  case RC_PROCS_T: r.lo = procs; r.hi = procs + rg->att->nprocs * (uint32_t)sizeof(struct pf_rgn_proc); break;
+  case RC_BUCKETS_T: r.lo = buckets; r.hi = buckets + rg->att->tab.nbuckets * (uint32_t)sizeof(struct pf_bucket); break;
   case RC_SLOTS_T: r.lo = slots; r.hi = slots_end; break;
   default: r.lo = 0; r.hi = slots_end; break;
   }
@@ -419,7 +419,7 @@ static uint32_t
 rc_value(uint64_t *rng, int kind, uint32_t off)
 {
   struct pfutex_region *rg = rc_rg;
-  uint32_t slots = (uint32_t)((char *)rg->tab.slots - rc_map);
+  uint32_t slots = (uint32_t)((char *)rg->att->tab.slots - rc_map);
   static const uint32_t extremes[] = { 0xffffffffu, 0x80000000u, 0x7fffffffu, 0xfffffffeu,
                                        0x10000u, 0xffffu, RC_SLOTS + 1, RC_BUCKETS };
   switch (kind) {
@@ -430,12 +430,12 @@ rc_value(uint64_t *rng, int kind, uint32_t off)
   case W_EXTREME:
     return extremes[rc_rand(rng) % 8];
   case W_SELFREF:
-    if (off >= slots && off < slots + rg->tab.nslots * sizeof(struct pf_node))
+    if (off >= slots && off < slots + rg->att->tab.nslots * sizeof(struct pf_node))
       return (off - slots) / (uint32_t)sizeof(struct pf_node) + 1;   /* its own slot: a cycle */
     return (uint32_t)(rc_rand(rng) % RC_SLOTS) + 1;                  /* some slot */
   case W_LOCKID: {
-    uint32_t e = (uint32_t)(rc_rand(rng) % rg->nprocs);
-    uint32_t gen = __atomic_load_n(&rg->procs[e].gen, __ATOMIC_RELAXED);
+    uint32_t e = (uint32_t)(rc_rand(rng) % rg->att->nprocs);
+    uint32_t gen = __atomic_load_n(&rg->att->procs[e].gen, __ATOMIC_RELAXED);
     return ((gen & 0xffffu) << 16) | (e + 1);          /* live or dead: whoever holds e */
   }
   case W_PID: {
@@ -509,12 +509,12 @@ rc_geom_get(struct rc_geom *g)
 {
   struct pfutex_region *rg = rc_rg;
   memset(g, 0, sizeof *g);
-  g->tab = rg->tab;
-  g->procs = rg->procs;
-  g->hdr = rg->hdr;
-  g->map = rg->map;
+  g->tab = rg->att->tab;
+  g->procs = rg->att->procs;
+  g->hdr = rg->att->hdr;
+  g->map = rg->att->map;
   g->user = rg->user;
-  g->nprocs = rg->nprocs;
+  g->nprocs = rg->att->nprocs;
   g->map_len = rg->map_len;
   g->user_len = rg->user_len;
   g->lo = rg->lo;
@@ -695,7 +695,7 @@ rc_driver(int cls, uint64_t seed)
     S->setup_err = errno;
     _exit(3);
   }
-  rc_map = rc_rg->map;
+  rc_map = rc_rg->att->map;
   rc_map_len = rc_rg->map_len;
   rc_words = pfutex_region_addr(rc_rg);
   for (i = RC_CANARY_FROM; i < RC_USER / 4; i++)
@@ -960,7 +960,8 @@ struct rc_hcase {
 static const struct rc_hcase rc_hcases[] = {
   { "magic garbage", 0, 4, 0x12345678u, EINVAL, EPROTO, ENOTRECOVERABLE },
   { "magic 0, its creator dead", 0, 4, 0, ENOTRECOVERABLE, 0, 0 },
-  { "version 2", 4, 4, 2, EPROTO, 0, 0 },
+  { "version 1 (process entries of 16 bytes, pids for liveness)", 4, 4, 1, EPROTO, 0, 0 },
+  { "version 3", 4, 4, 3, EPROTO, 0, 0 },
   { "version 0xffffffff", 4, 4, 0xffffffffu, EPROTO, 0, 0 },
   { "endianness swapped", 8, 4, 0x04030201u, EPROTO, 0, 0 },
   { "header size 64", 12, 4, 64, EPROTO, 0, 0 },
@@ -995,6 +996,10 @@ static const struct rc_hcase rc_hcases[] = {
   { "user_off 0", 80, 8, 0, ENOTRECOVERABLE, 0, 0 },
   { "user_off 2^64 - 4096", 80, 8, ~(uint64_t)4095, ENOTRECOVERABLE, 0, 0 },
   { "user_size 2^64 - 1", 88, 8, ~(uint64_t)0, ENOTRECOVERABLE, 0, 0 },
+  { "user_size 0 (no word: a span that would wrap)", 88, 8, 0, ENOTRECOVERABLE, 0, 0 },
+  { "user_size 3", 88, 8, 3, ENOTRECOVERABLE, 0, 0 },
+  { "liveness mechanism 0", 116, 4, 0, EPROTO, 0, 0 },
+  { "liveness mechanism 7", 116, 4, 7, EPROTO, 0, 0 },
   { "the object grown by a page", 0, 0, 1, ENOTRECOVERABLE, 0, 0 },
   { "the object cut by a page", 0, 0, 2, ENOTRECOVERABLE, 0, 0 },
 };

@@ -337,9 +337,9 @@ static pid_t
 owner_pid(pfutex_region_t *r, uint32_t o)
 {
   uint32_t e = o & 0xffffu;
-  if (e == 0 || e > r->nprocs)
+  if (e == 0 || e > r->att->nprocs)
     return 0;
-  return (pid_t)(AO_int_load(&r->procs[e - 1].pid) & ~PF_RGN_CLAIMING);
+  return (pid_t)(AO_int_load(&r->att->procs[e - 1].pid) & ~PF_RGN_CLAIMING);
 }
 
 /* Is pid's node queued (QUEUED, pushed when `pushed`) on word w, its owner

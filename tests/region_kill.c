@@ -584,7 +584,7 @@ queued_on(uint32_t *w, pid_t pid, int dead)
     if (!AO_int_load(&nd->pushed) || !pf_node_owner_alive(tab, nd))
       continue;
     e = o & 0xffffu;
-    if (e >= 1 && e <= rg->nprocs && (pid_t)AO_int_load(&rg->procs[e - 1].pid) == pid)
+    if (e >= 1 && e <= rg->att->nprocs && (pid_t)AO_int_load(&rg->att->procs[e - 1].pid) == pid)
       return 1;
   }
   return n;
@@ -595,7 +595,7 @@ queued_on(uint32_t *w, pid_t pid, int dead)
 static void
 dump_buckets(void)
 {
-  struct pf_table *tab = &rg->tab;
+  struct pf_table *tab = &rg->att->tab;
   uint32_t i;
   for (i = 0; i < tab->nbuckets; i++) {
     struct pf_bucket *b = &tab->buckets[i];
@@ -638,8 +638,8 @@ wrapped_buckets(void)
 {
   uint32_t i;
   int n = 0;
-  for (i = 0; i < rg->tab.nbuckets; i++)
-    n += AO_int_load(&rg->tab.buckets[i].waiters) >= 0x80000000u;
+  for (i = 0; i < rg->att->tab.nbuckets; i++)
+    n += AO_int_load(&rg->att->tab.buckets[i].waiters) >= 0x80000000u;
   return n;
 }
 #endif

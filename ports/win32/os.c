@@ -116,6 +116,28 @@ pf_os_pid_alive(int pid)
   return alive;
 }
 
+/* A process's start time (src/os.h, the "start" liveness of regions:
+ * Windows has no record lock on a pagefile-backed mapping): its creation
+ * time, GetProcessTimes, in 100 ns units.  A process that has exited (its
+ * object signalled) is gone, though a handle may keep its pid from reuse. */
+int
+pf_os_proc_start(uint32_t pid, uint64_t *t)
+{
+  HANDLE h = OpenProcess(SYNCHRONIZE | PROCESS_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)pid);
+  FILETIME c, x, k, u;
+  int ret = 1;
+  if (!h)
+    return GetLastError() == ERROR_ACCESS_DENIED ? -1 : 0;
+  if (WaitForSingleObject(h, 0) != WAIT_TIMEOUT)
+    ret = 0;
+  else if (GetProcessTimes(h, &c, &x, &k, &u))
+    *t = ((uint64_t)c.dwHighDateTime << 32) | c.dwLowDateTime;
+  else
+    ret = -1;
+  CloseHandle(h);
+  return ret;
+}
+
 int
 pf_win32_kill(int pid, int sig)
 {

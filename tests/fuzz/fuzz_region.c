@@ -141,10 +141,10 @@ region_check(struct pf_region *rg, const char *which)
 static void
 sanitize(struct pf_region *rg, const struct pf_rgn_proc *mine, uint32_t my_entry)
 {
-  struct pf_rgn_hdr *h = rg->hdr;
+  struct pf_rgn_hdr *h = rg->att->hdr;
   uint32_t i;
-  for (i = 0; i < rg->nprocs; i++) {
-    struct pf_rgn_proc *p = &rg->procs[i];
+  for (i = 0; i < rg->att->nprocs; i++) {
+    struct pf_rgn_proc *p = &rg->att->procs[i];
     uint32_t pid = p->pid & ~PF_RGN_CLAIMING;
     if (i == my_entry)
       *p = *mine;
@@ -154,8 +154,8 @@ sanitize(struct pf_region *rg, const struct pf_rgn_proc *mine, uint32_t my_entry
   if (h->magic == 0)
     h->init_pid = FZ_DEAD_PID;
   if (protect_park)
-    for (i = 0; i < rg->tab.nslots; i++)
-      rg->tab.slots[i].park.id = -1;
+    for (i = 0; i < rg->att->tab.nslots; i++)
+      rg->att->tab.slots[i].park.id = -1;
 }
 
 /* A value that looks meaningful to the region code. */
@@ -164,14 +164,14 @@ smart_value(struct pf_region *rg, struct fz_in *in)
 {
   uint8_t k = fz_u8(in);
   switch (k % 10) {
-  case 0: return (uint32_t)(fz_u8(in) % (rg->tab.nslots + 3));       /* references */
+  case 0: return (uint32_t)(fz_u8(in) % (rg->att->tab.nslots + 3));       /* references */
   case 1: return (uint32_t)(fz_u8(in) % 6);                          /* states, flags */
-  case 2: return rg->me;                                             /* our lock id */
-  case 3: return ((uint32_t)fz_u8(in) << 16) | (1u + fz_u8(in) % (rg->nprocs + 1)); /* ids */
+  case 2: return rg->att->me;                                             /* our lock id */
+  case 3: return ((uint32_t)fz_u8(in) << 16) | (1u + fz_u8(in) % (rg->att->nprocs + 1)); /* ids */
   case 4: return 0xffffffffu;
   case 5: return 0x80000000u | (uint32_t)self;
   case 6: return (uint32_t)self;
-  case 7: return (uint32_t)(fz_u8(in) % (rg->tab.nbuckets + 2));     /* bucket indices */
+  case 7: return (uint32_t)(fz_u8(in) % (rg->att->tab.nbuckets + 2));     /* bucket indices */
   default: return fz_u32(in);
   }
 }
@@ -206,6 +206,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   struct fz_in in = { data, size };
   pfutex_region_attr_t attr;
   struct pf_region *rg, *rg2, before;
+  struct pf_rgn_att before_att;
   struct pf_rgn_proc mine;
   uint32_t my_entry;
   uint64_t tab_len;
@@ -224,9 +225,10 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     return 0;
   }
   before = *rg;
-  my_entry = (rg->me & 0xffffu) - 1;
-  mine = my_entry < rg->nprocs ? rg->procs[my_entry] : (struct pf_rgn_proc){ 0, 0, 0, 0 };
-  tab_len = rg->hdr->user_off;
+  before_att = *rg->att;
+  my_entry = (rg->att->me & 0xffffu) - 1;
+  mine = my_entry < rg->att->nprocs ? rg->att->procs[my_entry] : (struct pf_rgn_proc){ 0, 0, 0, 0, 0, 0, { 0, 0 } };
+  tab_len = rg->att->hdr->user_off;
 
   /* the scribbles */
   nscribbles = fz_u8(&in) % 16;
@@ -236,11 +238,11 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t base, len;
     switch (t % 5) {
     case 0: base = 0; len = sizeof(struct pf_rgn_hdr); break;
-    case 1: base = (uint64_t)((char *)before.procs - before.map); len = rg->nprocs * sizeof(struct pf_rgn_proc); break;
-    case 2: base = before.tab.buckets ? (uint64_t)((char *)before.tab.buckets - before.map) : 0;
-            len = rg->tab.nbuckets * sizeof(struct pf_bucket); break;
-    case 3: base = (uint64_t)((char *)before.tab.slots - before.map);
-            len = rg->tab.nslots * sizeof(struct pf_node); break;
+    case 1: base = (uint64_t)((char *)before_att.procs - before.map); len = rg->att->nprocs * sizeof(struct pf_rgn_proc); break;
+    case 2: base = before_att.tab.buckets ? (uint64_t)((char *)before_att.tab.buckets - before.map) : 0;
+            len = rg->att->tab.nbuckets * sizeof(struct pf_bucket); break;
+    case 3: base = (uint64_t)((char *)before_att.tab.slots - before.map);
+            len = rg->att->tab.nslots * sizeof(struct pf_node); break;
     default: base = 0; len = tab_len; break;
     }
     if (t & 0x80) {                     /* raw bytes */
@@ -258,8 +260,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
   run_ops(rg, &in);
   region_check(rg, "after the ops");
-  if (memcmp(&before.tab, &rg->tab, sizeof before.tab) != 0 || before.lo != rg->lo
-      || before.span != rg->span || before.procs != rg->procs || before.nprocs != rg->nprocs
+  if (memcmp(&before_att.tab, &rg->att->tab, sizeof before_att.tab) != 0 || before.lo != rg->lo
+      || before.span != rg->span || before_att.procs != rg->att->procs || before_att.nprocs != rg->att->nprocs
       || before.user != rg->user || before.user_len != rg->user_len)
     fz_fail("the handle's geometry moved");
 

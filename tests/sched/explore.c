@@ -549,8 +549,8 @@ check_end(void)
 static void
 proc_init(int p)
 {
-  cnt->lockid[p] = rgn->me;               /* its entry, claimed at fork (src/shm.c) */
-  sched_set_lockid(p, rgn->me);
+  cnt->lockid[p] = rgn->att->me;               /* its entry, claimed at fork (src/shm.c) */
+  sched_set_lockid(p, rgn->att->me);
 }
 
 /* The reaper, right after it reaped the killed process p, before anyone
@@ -566,9 +566,9 @@ on_death(int p)
   cnt->dead_slot = DS_NONE;
   if (t == sc->nth || cnt->in_op[t] != OP_WAIT)
     return;
-  for (s = 0; s < rgn->tab.nslots; s++)
-    if (*(volatile uint32_t *)&rgn->tab.slots[s].owner == cnt->lockid[p])
-      cnt->dead_slot = (int)*(volatile uint32_t *)&rgn->tab.slots[s].state;
+  for (s = 0; s < rgn->att->tab.nslots; s++)
+    if (*(volatile uint32_t *)&rgn->att->tab.slots[s].owner == cnt->lockid[p])
+      cnt->dead_slot = (int)*(volatile uint32_t *)&rgn->att->tab.slots[s].state;
 }
 
 /* The reaper's checks once every process is gone.  The counts: with no

@@ -1,0 +1,131 @@
+/* live.c - regions: which processes are alive, as the OS says (src/os.h).
+ *
+ * A region records the mechanism its processes use (the header's `live`,
+ * chosen by its creator): every process of a region asks the OS the same
+ * way.  This file dispatches, and holds the "start" mechanism, which needs
+ * no more of the OS than a process's start time by pid:
+ *
+ *   claim    read the entry's pid; if the process with that pid started at
+ *            the recorded time and has not ended, the entry is busy; else
+ *            one compare-and-swap of the pid to PF_RGN_CLAIMING | self
+ *            (of two claimers one wins), then the start time, then (the
+ *            caller) the pid.
+ *   held     the entry's owner is alive: a process with its pid exists,
+ *            has not ended (a zombie has), and started at the recorded
+ *            time.  A pid reused by a later process has a later start.
+ *            During the few instructions of a claim the start time is not
+ *            written yet: the claimer is judged by its pid alone there.  A
+ *            claimer killed in that window leaves the entry busy for as
+ *            long as another process holds that pid: one entry lost for a
+ *            while, never a lock taken from a live process.
+ *   release  the caller clears the pid.
+ */
+#include "region.h"
+#include "os.h"
+
+#include <unistd.h>
+
+int
+pf_live_supported(uint32_t live)
+{
+  switch (live) {
+#ifdef PF_HAVE_LIVE_LOCK
+  case PF_LIVE_LOCK:
+    return 1;
+#endif
+#ifdef PF_HAVE_LIVE_START
+  case PF_LIVE_START:
+    return 1;
+#endif
+  default:
+    return 0;
+  }
+}
+
+#ifdef PF_HAVE_LIVE_START
+static int
+pf_live_start_held(const struct pf_rgn_proc *p)
+{
+  uint32_t pid = AO_int_load_acquire(&p->pid);
+  uint64_t t = 0, want;
+  int r;
+  if (pid == 0)
+    return 0;
+  if (pid & PF_RGN_CLAIMING)
+    return pf_os_proc_start(pid & ~PF_RGN_CLAIMING, &t) != 0;
+  want = ((uint64_t)AO_int_load(&p->start_hi) << 32) | AO_int_load(&p->start_lo);
+  r = pf_os_proc_start(pid, &t);
+  if (r == 0)
+    return 0;
+  return r < 0 || t == want;
+}
+
+static int
+pf_live_start_claim(struct pf_rgn_proc *p)
+{
+  uint32_t pid = AO_int_load_acquire(&p->pid), self = (uint32_t)getpid();
+  uint64_t t = 0;
+  if (pid != 0 && pf_live_start_held(p))
+    return -EBUSY;
+  if (pf_os_proc_start(self, &t) != 1)
+    return -ENOSYS;                       /* cannot read our own: no such mechanism */
+  if (!AO_int_compare_and_swap_full(&p->pid, pid, PF_RGN_CLAIMING | self))
+    return -EBUSY;
+  AO_int_store(&p->start_lo, (uint32_t)t);
+  AO_int_store(&p->start_hi, (uint32_t)(t >> 32));
+  return 0;
+}
+#endif
+
+int
+pf_live_claim(uint32_t live, int fd, uint32_t e, struct pf_rgn_proc *p)
+{
+  (void)fd;
+  (void)e;
+  (void)p;
+  switch (live) {
+#ifdef PF_HAVE_LIVE_LOCK
+  case PF_LIVE_LOCK:
+    return pf_os_lock_claim(fd, e);
+#endif
+#ifdef PF_HAVE_LIVE_START
+  case PF_LIVE_START:
+    return pf_live_start_claim(p);
+#endif
+  default:
+    return -EPROTO;
+  }
+}
+
+int
+pf_live_held(uint32_t live, int fd, uint32_t e, const struct pf_rgn_proc *p)
+{
+  (void)fd;
+  (void)e;
+  (void)p;
+  switch (live) {
+#ifdef PF_HAVE_LIVE_LOCK
+  case PF_LIVE_LOCK:
+    return pf_os_lock_held(fd, e);
+#endif
+#ifdef PF_HAVE_LIVE_START
+  case PF_LIVE_START:
+    return pf_live_start_held(p);
+#endif
+  default:
+    return 1;                             /* unknown: never taken from */
+  }
+}
+
+void
+pf_live_release(uint32_t live, int fd, uint32_t e, struct pf_rgn_proc *p)
+{
+  (void)fd;
+  (void)e;
+  (void)p;
+#ifdef PF_HAVE_LIVE_LOCK
+  if (live == PF_LIVE_LOCK)
+    pf_os_lock_release(fd, e);
+#endif
+  (void)live;
+}
