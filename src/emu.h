@@ -513,6 +513,43 @@ void pf_bucket_unlock(struct pf_table *tab, uint32_t i);
 int pf_bucket_lock2(struct pf_table *t1, uint32_t i1, struct pf_table *t2, uint32_t i2);
 void pf_bucket_unlock2(struct pf_table *t1, uint32_t i1, struct pf_table *t2, uint32_t i2);
 
+/* The one walk of a bucket's queue (its lock held), for every reader of a
+ * queue: each node once, head to tail, its reference resolved and
+ * bounds-checked (pf_node_get) and its `next` read once, before the caller
+ * looks at it, so a link a scribble changes meanwhile is never followed
+ * unchecked.  A reference that resolves to nothing, or a walk longer than
+ * the table's nodes, ends the walk with it->bad set: corruption, which the
+ * bucket's next ready rebuilds. */
+struct pf_walk {
+  struct pf_table *tab;
+  pf_ref next;
+  unsigned int budget;
+  int bad;
+};
+static inline void
+pf_walk_start(struct pf_walk *it, struct pf_table *tab, const struct pf_bucket *b)
+{
+  it->tab = tab;
+  it->next = b->head;
+  it->budget = tab->slots ? tab->nslots + 1 : ~0u;
+  it->bad = 0;
+}
+static inline struct pf_node *
+pf_walk_next(struct pf_walk *it, pf_ref *ref)
+{
+  struct pf_node *n;
+  if (!it->next)
+    return NULL;
+  if (it->budget-- == 0 || (n = pf_node_get(it->tab, it->next)) == NULL) {
+    it->bad = 1;
+    it->next = 0;
+    return NULL;
+  }
+  *ref = it->next;
+  it->next = n->next;
+  return n;
+}
+
 /* Queue operations; the bucket's lock held.  A region's queue is bounded:
  * a walk longer than its slot count, or a reference out of range, is
  * corruption (-ENOTRECOVERABLE), never a loop. */

@@ -21,8 +21,7 @@ pf_emu_requeue(const struct pf_req *r)
   struct pf_table *t1, *t2;
   struct pf_bucket *b1, *b2;
   uint32_t i1, i2;
-  pf_ref ref, next;
-  unsigned int budget;
+  pf_ref ref;
   int ret, woken = 0, moved = 0;
 
   if ((ret = pf_key_make2(r, &k1, &t1, &k2, &t2)) < 0)   /* before the compare */
@@ -59,12 +58,10 @@ pf_emu_requeue(const struct pf_req *r)
     (void)pf_queue_wake_locked(t1, i1, &k1, PFUTEX_BITSET_MATCH_ANY, r->nr, &list);
   woken = list.n;
   if (r->nr2 > 0 && t1 == t2) {
-    budget = t1->slots ? t1->nslots + 1 : ~0u;
-    for (ref = b1->head; ref && moved < r->nr2 && budget--; ref = next) {
-      struct pf_node *w = pf_node_get(t1, ref);
-      if (!w)
-        break;
-      next = w->next;
+    struct pf_walk it;
+    struct pf_node *w;
+    pf_walk_start(&it, t1, b1);
+    while (moved < r->nr2 && (w = pf_walk_next(&it, &ref)) != NULL) {
       if (AO_int_load(&w->state) != PF_W_QUEUED || !pf_node_keyeq(w, &k1))
         continue;
       if (t1->slots && !pf_node_owner_alive(t1, w)) {

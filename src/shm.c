@@ -1248,7 +1248,9 @@ pf_region_check(struct pf_region *rg, struct pf_region_stats *st, const char **w
       return -ENOTRECOVERABLE;
     }
     struct pf_node *n;
-    for (r = b->head; r && (n = pf_node_get(tab, r)) != NULL; r = n->next) {
+    struct pf_walk it;
+    pf_walk_start(&it, tab, b);
+    while ((n = pf_walk_next(&it, &r)) != NULL) {
       struct pf_key k;
       uint32_t sst;                        /* (checked by pf_bucket_ready_locked) */
       sst = AO_int_load(&n->state);

@@ -374,7 +374,10 @@ pf_bucket_drain_locked(struct pf_table *tab, struct pf_bucket *b)
   }
   while (rev) {
     struct pf_node *n = pf_node_get(tab, rev);
-    pf_ref next = n->in_next;
+    pf_ref next;
+    if (!n)
+      return -ENOTRECOVERABLE;            /* relinked by a scribble meanwhile */
+    next = n->in_next;
     n->in_next = 0;
     if (!n->linked) {
       pf_queue_append_locked(tab, b, n, rev);
@@ -443,37 +446,30 @@ pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i)
     n->linked = 0;
     PF_CRASH("rebuild_mid");
     if (n->pushed) {
-      /* insert by arrival number (wrapping compare) */
-      pf_ref r = b->tail, ref = s + 1;
-      struct pf_node *at = NULL;
-      unsigned int budget = tab->nslots + 1;
-      while (r && budget--) {
-        at = pf_node_get(tab, r);
-        if ((int32_t)(n->seq - at->seq) >= 0)
-          break;
-        r = at->prev;
-        at = NULL;
+      /* insert by arrival number (wrapping compare): after the last node
+       * that came before it */
+      struct pf_walk it;
+      struct pf_node *at, *after = NULL, *nx;
+      pf_ref r, after_ref = 0, ref = s + 1;
+      pf_walk_start(&it, tab, b);
+      while ((at = pf_walk_next(&it, &r)) != NULL && (int32_t)(n->seq - at->seq) >= 0) {
+        after = at;
+        after_ref = r;
       }
       n->in_next = 0;
-      if (!at) {                      /* first */
-        struct pf_node *h = pf_node_get(tab, b->head);
-        n->prev = 0;
-        n->next = b->head;
-        if (h)
-          h->prev = ref;
-        else
-          b->tail = ref;
+      n->prev = after_ref;
+      n->next = after ? after->next : b->head;
+      nx = pf_node_get(tab, n->next);
+      if (!nx)
+        n->next = 0;
+      if (after)
+        after->next = ref;
+      else
         b->head = ref;
-      } else {
-        struct pf_node *nx = pf_node_get(tab, at->next);
-        n->prev = r;
-        n->next = at->next;
-        at->next = ref;
-        if (nx)
-          nx->prev = ref;
-        else
-          b->tail = ref;
-      }
+      if (nx)
+        nx->prev = ref;
+      else
+        b->tail = ref;
       n->linked = 1;
     }
   }
@@ -495,16 +491,16 @@ pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i)
 static int
 pf_queue_check_locked(struct pf_table *tab, struct pf_bucket *b)
 {
-  pf_ref r = b->head, prev = 0;
-  unsigned int budget = tab->nslots + 1;
-  while (r) {
-    struct pf_node *n = pf_node_get(tab, r);
-    if (!n || budget-- == 0 || n->prev != prev || !n->linked)
+  struct pf_walk it;
+  struct pf_node *n;
+  pf_ref r, prev = 0;
+  pf_walk_start(&it, tab, b);
+  while ((n = pf_walk_next(&it, &r)) != NULL) {
+    if (n->prev != prev || !n->linked)
       return -ENOTRECOVERABLE;
     prev = r;
-    r = n->next;
   }
-  return b->tail == prev ? 0 : -ENOTRECOVERABLE;
+  return !it.bad && b->tail == prev ? 0 : -ENOTRECOVERABLE;
 }
 
 /* Drain, and in a region check the queue; rebuild it once if it is bad. */
@@ -584,14 +580,13 @@ pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, u
                      int nr, struct pf_wake_list *l)
 {
   struct pf_bucket *b = &tab->buckets[i];
-  pf_ref r, next;
+  struct pf_walk it;
+  struct pf_node *w;
+  pf_ref r;
   int n = 0;
-  unsigned int budget;
 
-  budget = tab->slots ? tab->nslots + 1 : ~0u;
-  for (r = b->head; r && n < nr && budget--; r = next) {
-    struct pf_node *w = pf_node_get(tab, r);
-    next = w->next;
+  pf_walk_start(&it, tab, b);
+  while (n < nr && (w = pf_walk_next(&it, &r)) != NULL) {
     if (AO_int_load(&w->state) != PF_W_QUEUED || !pf_node_keyeq(w, k) || !(w->bitset & mask))
       continue;                           /* (G) a detached node its owner will remove */
     if (tab->slots && !pf_node_owner_alive(tab, w)) {
