@@ -32,8 +32,26 @@
  * Regions: a slot records the waiter's semaphore (set id, number), and a
  * waker in another process posts it: the sets are created 0600, so the
  * processes sharing a region under this port must run as one user.  The
- * slot is untrusted: a number out of range is not posted (a bad id fails
- * in semop); the worst a corrupt slot does is a spurious wakeup.
+ * slot is untrusted, and that user may own other programs' sets: a
+ * scribbled id must not post one of those (issue 18).  So a region's post
+ * is guarded by the set's tag (below), in the same semop: subtract the
+ * magic from the tag semaphore, wait for zero, add it back, then post,
+ * all IPC_NOWAIT but the post (four operations: within every system's
+ * SEMOPM, macOS's 5 included).  Operations of one semop apply in order
+ * and atomically, or none does: the post lands only if the tag held the
+ * magic exactly, and a set with fewer semaphores than the tag's index
+ * fails whole (EFBIG); a number out of range is not posted.  The check
+ * and the post being one system call, no id can be removed and reused
+ * in between, and nothing is remembered: no cache of verified ids to go
+ * stale, no lock.  (Checking by IPC_STAT and GETVAL first costs two
+ * system calls per wake: a region ping-pong ran 12% slower; a cache of
+ * verified ids would trust an id after its set was removed and the
+ * number reused.)  What still passes: any set of pfutex's of this user
+ * (the slot then wakes some other waiter spuriously, which the engine
+ * absorbs, wait.c (R)), and a foreign set of 65 semaphores or more whose
+ * 65th holds exactly PF_SYSV_TAG_MAGIC: a deliberate look-alike, and a
+ * program of the same user can post our semaphores itself anyway.  A
+ * private unpark posts plainly: its ids come from this process.
  *
  * Lifetime of the sets.  Nothing is removed while the process runs, nor at
  * exit (an atexit handler would pull them from under threads still waiting,
@@ -400,19 +418,31 @@ pf_sysv_park_sem(struct pf_parker *p, const struct pf_deadline *dl)
 static void
 pf_sysv_unpark(struct pf_park *k, int shared)
 {
-  struct sembuf op;
+  struct sembuf op[4], *post = op;
   int id = k->id, num = k->num;   /* read the parker before the token: last touch */
-  (void)shared;
   if (num < 0 || num >= PF_SYSV_SET_SIZE)
     return;                   /* a corrupt slot: no semaphore of ours */
-  op.sem_num = (unsigned short)num;
+  if (shared) {
+    /* Post only if the set is tagged as pfutex's (header comment). */
+    op[0].sem_num = PF_SYSV_TAG;
+    op[0].sem_op = -PF_SYSV_TAG_MAGIC;
+    op[0].sem_flg = IPC_NOWAIT;
+    op[1].sem_num = PF_SYSV_TAG;
+    op[1].sem_op = 0;
+    op[1].sem_flg = IPC_NOWAIT;
+    op[2].sem_num = PF_SYSV_TAG;
+    op[2].sem_op = PF_SYSV_TAG_MAGIC;
+    op[2].sem_flg = 0;
+    post = &op[3];
+  }
+  post->sem_num = (unsigned short)num;
+  post->sem_op = 1;
+  post->sem_flg = 0;
   /* Publish the waker's writes with a release store the waiter pairs with
    * an acquire load after semop: the memory model (and ThreadSanitizer)
    * cannot see the semaphore as synchronisation. */
   AO_int_store_release(&k->word, 1);
-  op.sem_op = 1;
-  op.sem_flg = 0;
-  while (semop(id, &op, 1) != 0 && errno == EINTR)
+  while (semop(id, op, (size_t)(post - op) + 1) != 0 && errno == EINTR)
     ;
 }
 
