@@ -35,21 +35,62 @@ static void *f(void *a) { return a; }]], [[pthread_t t; pthread_create(&t, 0, f,
 # primitives pfutex uses are inline on most targets; the library is linked only
 # when a test program using them does not link without it (e.g. the 64-bit
 # Debian archive on a -m32 build, where only the header is usable).
+# Cross builds: a pkg-config that is the build machine's own (not
+# HOST-pkg-config, and none of PKG_CONFIG_LIBDIR, PKG_CONFIG_SYSROOT_DIR,
+# PKG_CONFIG_PATH set) describes the build machine's library, so it is not
+# asked; when the host compiler finds no atomic_ops.h of its own, the build
+# machine's headers are used alone (they are the same for every CPU and OS:
+# they choose by the compiler's predefined macros), staged in ao-include/
+# of the build directory so that no other header of the build machine
+# comes with them; the primitives check below then decides.
 # Sets AO_CFLAGS, AO_LIBS and pf_ao_how.
 AC_DEFUN([PF_LIBATOMIC_OPS], [
+  pf_ao_staged=
   AS_IF([test -n "${AO_CFLAGS+set}" && test -n "${AO_LIBS+set}"],
     [pf_ao_how="AO_CFLAGS/AO_LIBS given (${AO_CFLAGS:-none})"],
-  [PKG_CHECK_MODULES([AO], [atomic_ops],
-    [pf_ao_ver=`$PKG_CONFIG --modversion atomic_ops 2>/dev/null`
-     pf_ao_how="pkg-config atomic_ops $pf_ao_ver${PKG_CONFIG_SYSROOT_DIR:+ (sysroot $PKG_CONFIG_SYSROOT_DIR)}"], [
-    AC_CHECK_HEADER([atomic_ops.h], [], [AC_MSG_ERROR([libatomic_ops was not found.
-On Debian or Ubuntu install it with: apt-get install libatomic-ops-dev
-(or point PKG_CONFIG_PATH at its atomic_ops.pc, or set AO_CFLAGS and AO_LIBS)])])
+  [pf_ao_pc=yes
+   if test "$cross_compiling" = yes && test -z "$PKG_CONFIG_LIBDIR$PKG_CONFIG_SYSROOT_DIR$PKG_CONFIG_PATH"; then
+     case `basename "${PKG_CONFIG:-pkg-config}"` in
+       "$host_alias"-*|"$host"-*) ;;
+       *) pf_ao_pc=no ;;
+     esac
+   fi
+   pf_ao_how=
+   AS_IF([test $pf_ao_pc = yes], [PKG_CHECK_MODULES([AO], [atomic_ops],
+     [pf_ao_ver=`$PKG_CONFIG --modversion atomic_ops 2>/dev/null`
+      pf_ao_how="pkg-config atomic_ops $pf_ao_ver${PKG_CONFIG_SYSROOT_DIR:+ (sysroot $PKG_CONFIG_SYSROOT_DIR)}"], [:])],
+     [AC_MSG_NOTICE([cross build: not asking ${PKG_CONFIG:-pkg-config} for atomic_ops (it is the build machine's)])])
+   AS_IF([test -z "$pf_ao_how"], [
     AO_CFLAGS= AO_LIBS=
-    save_LIBS=$LIBS
-    AC_SEARCH_LIBS([AO_pause], [atomic_ops], [test "x$ac_cv_search_AO_pause" = "xnone required" || AO_LIBS=$ac_cv_search_AO_pause])
-    LIBS=$save_LIBS
-    pf_ao_how="header check"])])
+    AC_CHECK_HEADER([atomic_ops.h], [
+      save_LIBS=$LIBS
+      AC_SEARCH_LIBS([AO_pause], [atomic_ops], [test "x$ac_cv_search_AO_pause" = "xnone required" || AO_LIBS=$ac_cv_search_AO_pause])
+      LIBS=$save_LIBS
+      pf_ao_how="header check"], [
+      pf_ao_bdir=
+      if test "$cross_compiling" = yes; then
+        AC_MSG_CHECKING([for the build machine's libatomic_ops headers])
+        for pf_d in `pkg-config --variable=includedir atomic_ops 2>/dev/null` /usr/include /usr/local/include; do
+          if test -f "$pf_d/atomic_ops.h" && test -d "$pf_d/atomic_ops"; then pf_ao_bdir=$pf_d; break; fi
+        done
+        AC_MSG_RESULT([${pf_ao_bdir:-no}])
+      fi
+      AS_IF([test -n "$pf_ao_bdir"], [
+        rm -rf ao-include && mkdir ao-include \
+          && { ln -s "$pf_ao_bdir/atomic_ops.h" "$pf_ao_bdir/atomic_ops" ao-include/ 2>/dev/null \
+               || cp -pR "$pf_ao_bdir/atomic_ops.h" "$pf_ao_bdir/atomic_ops" ao-include/; } \
+          || AC_MSG_ERROR([could not stage $pf_ao_bdir/atomic_ops.h and atomic_ops/ in ao-include/])
+        AO_CFLAGS="-I`pwd`/ao-include" AO_LIBS=
+        pf_ao_staged=$pf_ao_bdir
+        pf_ao_how="the build machine's headers ($pf_ao_bdir, staged in ao-include/)"],
+      [test "$cross_compiling" = yes && AC_MSG_ERROR([libatomic_ops was not found for $host.
+Install libatomic_ops's headers on this machine (Debian: apt-get install
+libatomic-ops-dev), or point configure at a libatomic_ops built for $host:
+  PKG_CONFIG_LIBDIR=DIR-OF-ITS-atomic_ops.pc [[PKG_CONFIG_SYSROOT_DIR=SYSROOT]]
+or AO_CFLAGS=-IDIR-OF-ITS-atomic_ops.h AO_LIBS="-LDIR-OF-ITS-LIBRARY -latomic_ops"])
+       AC_MSG_ERROR([libatomic_ops was not found.
+On Debian or Ubuntu install it with: apt-get install libatomic-ops-dev
+(or point PKG_CONFIG_PATH at its atomic_ops.pc, or set AO_CFLAGS and AO_LIBS)])])])])])
   save_CFLAGS=$CFLAGS save_LIBS=$LIBS
   CFLAGS="$CFLAGS $AO_CFLAGS"
   m4_define([pf_ao_prog], [AC_LANG_PROGRAM([[#include <atomic_ops.h>
@@ -71,8 +112,18 @@ AO_nop_full(); AO_store_release(&x, AO_load_acquire(&x)); return (int)AO_int_com
   else
     LIBS="$LIBS $AO_LIBS"
     AC_LINK_IFELSE([pf_ao_prog], [pf_ao_how="$pf_ao_how, linked: $AO_LIBS"],
-      [AC_MSG_ERROR([libatomic_ops lacks compare-and-swap, fetch-and-add or full barriers for $host
-On Debian or Ubuntu install a current one with: apt-get install libatomic-ops-dev])])
+      [AS_IF([test -n "$pf_ao_staged"], [AC_MSG_ERROR([libatomic_ops's headers alone ($pf_ao_staged) lack inline compare-and-swap,
+fetch-and-add or full barriers for $host: the library built for $host is
+needed.  Pass its location:
+  PKG_CONFIG_LIBDIR=DIR-OF-ITS-atomic_ops.pc [[PKG_CONFIG_SYSROOT_DIR=SYSROOT]]
+or AO_CFLAGS=-IDIR-OF-ITS-atomic_ops.h AO_LIBS="-LDIR-OF-ITS-LIBRARY -latomic_ops"])],
+             [test "$cross_compiling" = yes], [AC_MSG_ERROR([libatomic_ops ($pf_ao_how) lacks compare-and-swap, fetch-and-add or full
+barriers for $host, or is not built for $host.  Pass the location of one
+built for $host:
+  PKG_CONFIG_LIBDIR=DIR-OF-ITS-atomic_ops.pc [[PKG_CONFIG_SYSROOT_DIR=SYSROOT]]
+or AO_CFLAGS=-IDIR-OF-ITS-atomic_ops.h AO_LIBS="-LDIR-OF-ITS-LIBRARY -latomic_ops"])],
+             [AC_MSG_ERROR([libatomic_ops lacks compare-and-swap, fetch-and-add or full barriers for $host
+On Debian or Ubuntu install a current one with: apt-get install libatomic-ops-dev])])])
   fi
   CFLAGS=$save_CFLAGS LIBS=$save_LIBS
   AC_SUBST([AO_CFLAGS]) AC_SUBST([AO_LIBS])])

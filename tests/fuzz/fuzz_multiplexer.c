@@ -21,8 +21,8 @@
  * sleeps for long; a pfutex call that does not return is a hang (libFuzzer's
  * -timeout; in the replay the watchdog, and alarm() in forked calls).
  *
- * Where pfutex legitimately differs (README, "Bad pointers" and the PI
- * ops), the harness normalises; one line each:
+ * Where pfutex legitimately differs (doc/internals.md, "Bad pointers",
+ * and the PI ops), the harness normalises; one line each:
  *  N1 emulation: a word on an unreadable page (PROT_NONE, unmapped, low) is
  *     read in user space by the fast paths, so pfutex may fault where the
  *     kernel says EFAULT: those calls run in a forked child, and a
