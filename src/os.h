@@ -3,7 +3,7 @@
  * could be written or keyed as shared.  Linux answers with system calls
  * (ports/linux/mem.c); elsewhere the generic versions (src/os_generic.c)
  * answer "fine" and a bad pointer faults in the caller, never while the
- * library holds a lock (see README, "Signals, cancellation and exit"). */
+ * library holds a lock (see doc/internals.md, "Signals, cancellation and exit under emulation"). */
 #ifndef PF_OS_H
 #define PF_OS_H
 

@@ -56,7 +56,7 @@
  * "Local\pfutex-region-<name>" (ports/win32/os.c, pf_win32_shm_map),
  * created with its size in one call.  Such an object lives as long as a
  * process maps it: "unlink" cannot remove a name that is still mapped, and
- * the last close removes it (README, Windows).  pfutex_region_unlink
+ * the last close removes it (doc/ports.md, "Windows").  pfutex_region_unlink
  * answers 0 when the object exists, ENOENT when none does.  Attach tables
  * are named after the file's device and inode, which Windows' fstat does
  * not give: pfutex_region_attach fails with ENOTSUP there. */

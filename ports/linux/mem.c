@@ -1,6 +1,6 @@
 /* mem.c - src/os.h on Linux: each answer is one system call, so the
  * library never takes a signal on an untrusted pointer where the kernel
- * would answer EFAULT.  Used on slow paths only (see README).
+ * would answer EFAULT.  Used on slow paths only (see doc/internals.md, "Bad pointers").
  *
  * - copy in: process_vm_readv on ourselves (EFAULT for an unreadable
  *   source; protections are honoured, unlike /proc/self/mem).  Where it is

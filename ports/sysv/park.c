@@ -62,7 +62,7 @@
  * so a scan (Linux: SEM_INFO/SEM_STAT) can find pfutex's sets and test
  * their creator with kill(pid, 0).  Sets of a pid that is alive again (pid
  * reuse, another pid namespace) stay until it dies.  By hand: `ipcrm`
- * (README).  A fork child makes sets of its own.
+ * (doc/internals.md, "Process exit").  A fork child makes sets of its own.
  *
  * A process killed between semget and the SETALL that writes the tag
  * would leave a set nobody recognises.  So each set is also created under
