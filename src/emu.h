@@ -571,6 +571,11 @@ int pf_bucket_ready_locked(struct pf_table *tab, uint32_t i);
 void pf_node_unlink_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n);
 /* Give back n's count (A), if it holds one. */
 void pf_node_uncount_locked(struct pf_bucket *b, struct pf_node *n);
+/* A dead process's slot n (reference ref) met under bucket b's lock:
+ * unlinked and freed (1), or left for later while its push may still be
+ * on the incoming stack (0).  src/table.c. */
+int pf_slot_free_dead_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n, pf_ref ref,
+                             uint32_t owner);
 /* A waker's list of nodes to unpark after unlocking. */
 struct pf_wake_list {
   struct pf_table *tab;            /* the table of the nodes (one per list) */

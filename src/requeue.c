@@ -65,9 +65,7 @@ pf_emu_requeue(const struct pf_req *r)
       if (AO_int_load(&w->state) != PF_W_QUEUED || !pf_node_keyeq(w, &k1))
         continue;
       if (t1->slots && !pf_node_owner_alive(t1, w)) {
-        uint32_t o = AO_int_load(&w->owner);
-        pf_node_unlink_locked(t1, b1, w);
-        pf_slot_free(t1, w, o);
+        (void)pf_slot_free_dead_locked(t1, b1, w, ref, AO_int_load(&w->owner));
         continue;
       }
       if (b1 != b2) {

@@ -235,14 +235,8 @@ pf_att_scavenge(struct pf_rgn_att *a)
     if (pf_bucket_lock(tab, i) < 0)
       continue;
     (void)pf_bucket_ready_locked(tab, i);
-    if (AO_int_load(&n->owner) == o && AO_int_load(&n->bucket) == i) {
-      struct pf_bucket *b = &tab->buckets[i];
-      if (n->linked)
-        pf_node_unlink_locked(tab, b, n);
-      else
-        pf_node_uncount_locked(b, n);     /* never pushed */
-      pf_slot_free(tab, n, o);
-    }
+    if (AO_int_load(&n->owner) == o && AO_int_load(&n->bucket) == i)
+      (void)pf_slot_free_dead_locked(tab, &tab->buckets[i], n, s + 1, o);
     pf_bucket_unlock(tab, i);
   }
 }

@@ -405,6 +405,46 @@ pf_node_uncount_locked(struct pf_bucket *b, struct pf_node *n)
   }
 }
 
+/* Is node ref on bucket b's incoming stack (its lock held)?  Only pushes
+ * change the stack while we hold the lock, and they add at the top, so a
+ * walk from the top sees every node that was there when it started. */
+static int
+pf_node_on_stack_locked(struct pf_table *tab, struct pf_bucket *b, pf_ref ref)
+{
+  pf_ref s = AO_int_load(&b->incoming);
+  unsigned int budget = tab->nslots + 1;
+  while (s && budget--) {
+    struct pf_node *n;
+    if (s == ref)
+      return 1;
+    if (!(n = pf_node_get(tab, s)))
+      return 1;                           /* corrupt: do not free what may be there */
+    s = n->in_next;
+  }
+  return 0;
+}
+
+/* A dead process's slot n (ref), met under bucket b's lock: unlink it and
+ * free it, unless its push landed after this operation's drain (a rebuild
+ * links a pushed slot before its push lands): it is then still on the
+ * incoming stack, and a freed slot there would be linked by the next
+ * drain, free or claimed again (model/README, the KILLS=2 finding).  Left
+ * as it is, the next drain takes it off the stack (it is linked: skipped)
+ * and the next walk frees it.  1 if freed. */
+int
+pf_slot_free_dead_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n, pf_ref ref,
+                         uint32_t owner)
+{
+  if (n->pushed && pf_node_on_stack_locked(tab, b, ref))
+    return 0;
+  if (n->linked)
+    pf_node_unlink_locked(tab, b, n);
+  else
+    pf_node_uncount_locked(b, n);         /* never pushed */
+  pf_slot_free(tab, n, owner);
+  return 1;
+}
+
 /* ---- Rebuilding a region's bucket ------------------------------------------------ */
 
 /* Under bucket i's lock (taken over from a dead holder, or a queue found
@@ -432,7 +472,11 @@ pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i)
       continue;
     if (pf_key_bucket(tab, &k) != i)
       continue;
-    if (!pf_node_owner_alive(tab, n)) {
+    if (!pf_node_owner_alive(tab, n) && !(n->pushed && AO_int_load(&b->incoming)
+                                           && pf_node_on_stack_locked(tab, b, s + 1))) {
+      /* (a dead slot whose push landed after the stack was emptied above
+       * is queued like a live one: the next walk frees it once a drain
+       * took it off the stack, pf_slot_free_dead_locked) */
       uint32_t o = AO_int_load(&n->owner);
       dead += n->counted != 0;
       n->linked = 0;
@@ -591,9 +635,7 @@ pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, u
       continue;                           /* (G) a detached node its owner will remove */
     if (tab->slots && !pf_node_owner_alive(tab, w)) {
       /* Its process died: the kernel would have dropped it at exit. */
-      uint32_t o = AO_int_load(&w->owner);
-      pf_node_unlink_locked(tab, b, w);
-      pf_slot_free(tab, w, o);
+      (void)pf_slot_free_dead_locked(tab, b, w, r, AO_int_load(&w->owner));
       continue;
     }
     /* Off the queue, WAKING, and only then out of the count: a waker that

@@ -118,9 +118,9 @@ rs_queued_slot(pfutex_region_t *rg)
   long tries;
   uint32_t i;
   for (tries = 0; tries < 150000; tries++) {
-    for (i = 0; i < rg->tab.nslots; i++)
-      if (__atomic_load_n(&rg->tab.slots[i].state, __ATOMIC_SEQ_CST) == PF_W_QUEUED)
-        return &rg->tab.slots[i];
+    for (i = 0; i < rg->att->tab.nslots; i++)
+      if (__atomic_load_n(&rg->att->tab.slots[i].state, __ATOMIC_SEQ_CST) == PF_W_QUEUED)
+        return &rg->att->tab.slots[i];
     usleep(100);
   }
   return NULL;
