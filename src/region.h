@@ -127,6 +127,8 @@ void pf_region_scavenge(struct pf_region *rg);
 extern const char *const pf_crash_points[];
 extern const char *pf_crash_name;
 extern long pf_crash_left;
+extern const char *pf_stop_name;       /* PFUTEX_STOP_AT: SIGSTOP instead */
+extern long pf_stop_left;
 #endif
 
 #endif
