@@ -840,7 +840,7 @@ proctype requeuer(byte w1; byte w2; byte nrmax; byte nr2max; byte times)
 }
 
 /* WAKE_OP on (w1, w2), op SET 1 on w2, cmp always true: wake nr on w1 and
- * nr2 on w2 under both locks (wake.c: pf_emu_wake_op). */
+ * nr2 on w2 under both locks (wake_op.c: pf_emu_wake_op). */
 proctype wakeop(byte w1; byte w2; byte nr; byte nr2)
 {
   WAKER_LOCALS;

@@ -168,7 +168,7 @@ extern const struct pf_backend pf_backend_emu_openbsd_shim;
 extern const struct pf_backend pf_backend_emu_netbsd_shim;
 extern const struct pf_backend pf_backend_emu_darwin_shim;
 
-/* WAKE_OP arithmetic (src/wake_op.c), as Linux's futex_atomic_op_inuser:
+/* WAKE_OP arithmetic (src/futex_op.c), as Linux's futex_atomic_op_inuser:
  * pf_wakeop_valid_op: 1 if the op field is SET..XOR, else 0 (-> ENOSYS, no
  * store); pf_wakeop_apply: the new value from the old one;
  * pf_wakeop_compare: 1/0 for the comparison, -ENOSYS for an unknown cmp. */

@@ -1,59 +1,72 @@
-/* wake_op.c - FUTEX_WAKE_OP: the encoded operation, and the emulated op.
- *
- * Encoding (Linux): bit 31 OPARG_SHIFT, bits 28-30 op, 24-27 cmp, 12-23
- * oparg, 0-11 cmparg; oparg and cmparg are sign-extended 12-bit numbers.
- * With OPARG_SHIFT the operand is 1 << oparg, oparg clamped to 0..31 by
- * masking (the kernel logs and masks rather than failing).  An op other
- * than SET/ADD/OR/ANDN/XOR is ENOSYS before anything is stored; an unknown
- * cmp is ENOSYS after the store.  Comparisons are on the old value as int.
- */
-#include "pf.h"
+/* wake_op.c - FUTEX_WAKE_OP under emulation: the op on *uaddr2 and the
+ * two wakes, under both bucket locks (the encoding: src/futex_op.c).
+ * Wakes are collected under the locks and issued after unlocking (see the
+ * ordering argument at the top of wait.c). */
+#include "emu.h"
+#include "os.h"
 
-static int32_t
-pf_sext12(uint32_t v)
-{
-  v &= 0xfffu;
-  return (v & 0x800u) ? (int32_t)(v | 0xfffff000u) : (int32_t)v;
-}
-
+/* The op on *uaddr2 happens under both bucket locks, so a waiter of uaddr2
+ * that compared the old value is either queued (and seen by the second
+ * wake) or reads the new value.  The two words may be in two tables (a
+ * region and this process's, or two regions): both locks, in the tables'
+ * order; each wake list unparks its own table's nodes. */
 int
-pf_wakeop_valid_op(uint32_t encoded)
+pf_emu_wake_op(const struct pf_req *r)
 {
-  return ((encoded >> 28) & 7u) <= PFUTEX_OP_XOR;
-}
+  volatile char here = 0;
+  struct pf_wake_list l1 = { 0 }, l2 = { 0 };
+  struct pf_crit c;
+  struct pf_key k1, k2;
+  struct pf_table *t1, *t2;
+  uint32_t i1, i2;
+  unsigned int old;
+  int ret, cmp, n = 0, err = 0;
 
-uint32_t
-pf_wakeop_apply(uint32_t encoded, uint32_t oldval)
-{
-  uint32_t op = (encoded >> 28) & 7u;
-  int32_t oparg = pf_sext12(encoded >> 12);
-  uint32_t arg;
-
-  if (encoded & ((uint32_t)PFUTEX_OP_OPARG_SHIFT << 28))
-    arg = (uint32_t)1 << ((uint32_t)oparg & 31u);
-  else
-    arg = (uint32_t)oparg;
-  switch (op) {
-  case PFUTEX_OP_SET:  return arg;
-  case PFUTEX_OP_ADD:  return oldval + arg;
-  case PFUTEX_OP_OR:   return oldval | arg;
-  case PFUTEX_OP_ANDN: return oldval & ~arg;
-  default:             return oldval ^ arg;   /* XOR; callers check validity first */
+  if ((ret = pf_key_make2(r, &k1, &t1, &k2, &t2)) < 0)   /* nothing stored yet */
+    return ret;
+  if (!pf_wakeop_valid_op(r->wakeop))
+    return -ENOSYS;                                     /* nothing stored */
+  if ((ret = pf_word_check(r->uaddr2)) < 0)
+    return ret;
+  /* The op stores under both bucket locks: make sure first that the store
+   * cannot fault (Linux: EFAULT from a probe; elsewhere a no-op atomic
+   * write faults here, with no lock held). */
+  if ((ret = pf_os_probe_write(r->uaddr2)) < 0)
+    return ret;
+  (void)AO_int_fetch_and_add_full((volatile unsigned int *)r->uaddr2, 0);
+  i1 = pf_key_bucket(t1, &k1);
+  i2 = pf_key_bucket(t2, &k2);
+  pf_crit_enter(&c);                                    /* (G) in wait.c */
+  pf_self_enter_fast((uintptr_t)&here);
+  if ((ret = pf_bucket_lock2(t1, i1, t2, i2)) < 0) {
+    pf_crit_exit(&c);
+    return ret;
   }
-}
-
-int
-pf_wakeop_compare(uint32_t encoded, uint32_t oldval)
-{
-  int32_t old = (int32_t)oldval;
-  int32_t cmparg = pf_sext12(encoded);
-  switch ((encoded >> 24) & 0xfu) {
-  case PFUTEX_OP_CMP_EQ: return old == cmparg;
-  case PFUTEX_OP_CMP_NE: return old != cmparg;
-  case PFUTEX_OP_CMP_LT: return old < cmparg;
-  case PFUTEX_OP_CMP_LE: return old <= cmparg;
-  case PFUTEX_OP_CMP_GT: return old > cmparg;
-  case PFUTEX_OP_CMP_GE: return old >= cmparg;
-  default:               return -ENOSYS;
+  PF_CRASH("wake_op_locked");
+  do
+    old = AO_int_load((volatile unsigned int *)r->uaddr2);
+  while (!AO_int_compare_and_swap_full((volatile unsigned int *)r->uaddr2, old,
+                                       pf_wakeop_apply(r->wakeop, old)));
+  PF_CRASH("wake_op_stored");
+  cmp = pf_wakeop_compare(r->wakeop, old);
+  if (cmp < 0) {
+    pf_bucket_unlock2(t1, i1, t2, i2);
+    pf_crit_exit(&c);
+    return cmp;                                         /* stored, then ENOSYS */
   }
+  /* (I) in wait.c: each bucket drained once, after the store (H). */
+  if ((ret = pf_bucket_ready2_locked(t1, i1, t2, i2)) < 0) {
+    err = ret;
+  } else {
+    if (r->nr > 0)
+      (void)pf_queue_wake_locked(t1, i1, &k1, PFUTEX_BITSET_MATCH_ANY, r->nr, &l1);
+    if (cmp && r->nr2 > 0)
+      (void)pf_queue_wake_locked(t2, i2, &k2, PFUTEX_BITSET_MATCH_ANY, r->nr2, &l2);
+  }
+  pf_bucket_unlock2(t1, i1, t2, i2);
+  pf_wake_list(&l1);
+  pf_wake_list(&l2);
+  pf_crit_exit(&c);
+  n = l1.n + l2.n;
+  return err && n == 0 ? err : n;
 }
