@@ -3,7 +3,7 @@
  * futex, macOS ulock, Windows WaitOnAddress): the word is the token, 0
  * armed and 1 given, so arming needs no set-up and collecting is parking
  * until the word says so.  Each port keeps its own park and unpark. */
-#include "emu.h"
+#include "port.h"
 
 const unsigned int pf_park_word_gen = 1;      /* nothing to set up */
 

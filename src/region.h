@@ -119,16 +119,7 @@ int pf_region_check(struct pf_region *rg, struct pf_region_stats *st, const char
 /* Free the slots of dead processes (done on demand when the pool runs out). */
 void pf_region_scavenge(struct pf_region *rg);
 
-/* configure --enable-crash-points: the names of every crash point (NULL
- * terminated), and the target a white-box test may set instead of
- * PFUTEX_CRASH_AT: the process SIGKILLs itself when it reaches
- * pf_crash_name for the pf_crash_left-th time. */
-#ifdef PF_CRASH_POINTS
-extern const char *const pf_crash_points[];
-extern const char *pf_crash_name;
-extern long pf_crash_left;
-extern const char *pf_stop_name;       /* PFUTEX_STOP_AT: SIGSTOP instead */
-extern long pf_stop_left;
-#endif
+/* The crash points' names and targets, for the kill tests: src/crash.h
+ * (included by emu.h). */
 
 #endif

@@ -8,7 +8,7 @@
  * timeout.  Without a scheduler (no hooks, or a thread it does not
  * control) the port polls the word, yielding, and honours the deadline on
  * the real clock: a slow but correct backend. */
-#include "emu.h"
+#include "port.h"
 
 #include <sched.h>
 

@@ -174,6 +174,25 @@ pf_self_get(void)
   return t;
 }
 
+/* src/port.h: the parkers of every record, for a port's test hooks.  The
+ * directory only grows (pf_pool_grow_locked publishes a chunk after its
+ * records are made). */
+int
+pf_parker_any(int (*pred)(const struct pf_parker *p, void *arg), void *arg)
+{
+  unsigned int c, r, l;
+  for (c = 0; c < PF_CHUNKS_MAX; c++) {
+    struct pf_thread *chunk = pf_chunks[c];
+    if (!chunk)
+      break;
+    for (r = 0; r < PF_CHUNK; r++)
+      for (l = 0; l < PF_NEST_MAX; l++)
+        if (pred(&chunk[r].nodes[l].parker, arg))
+          return 1;
+  }
+  return 0;
+}
+
 /* ---- Waits that end by another route ------------------------------------- */
 
 /* The wait of w is over: give back its region slot. */

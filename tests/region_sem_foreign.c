@@ -1,5 +1,5 @@
 /* region_sem_foreign: emu:sysv, a region's slot names the semaphore a
- * waker posts (set id, number: struct pf_park, src/emu.h), and a slot is
+ * waker posts (set id, number: struct pf_park, src/port.h), and a slot is
  * untrusted.  A slot scribbled to name a semaphore set that pfutex did not
  * make (another program's, of the same user) is never posted: the waker
  * checks the set is one of the port's (its tag, ports/sysv/park.c) before

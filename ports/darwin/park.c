@@ -48,7 +48,7 @@
  * -DPF_PORT_WRONG: a deliberately wrong variant for the test suite to
  * catch: a region's parks and unparks use the private operations (keyed
  * per process), so a waker in another process never reaches the waiter. */
-#include "emu.h"
+#include "port.h"
 
 #ifdef PF_SHIM
 # include "shim.h"             /* the APIs below, redirected to the shim's model */

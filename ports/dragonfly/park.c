@@ -38,7 +38,7 @@
  * -DPF_PORT_WRONG (the deliberately wrong variant, for the shim's suite
  * run): the whole time left goes to one umtx_sleep, uncapped (as the 2015
  * manual allows), which kernels with the 1000000 limit refuse. */
-#include "emu.h"
+#include "port.h"
 
 #ifdef PF_SHIM
 # include "shim.h"                 /* tests/shims/dragonfly: umtx on Linux */

@@ -30,7 +30,7 @@
  * -DPF_PORT_WRONG (the deliberately wrong variant, for the shim's suite
  * run): a region's park uses the _PRIVATE ops too, so a waker in another
  * process wakes nobody. */
-#include "emu.h"
+#include "port.h"
 
 #ifdef PF_SHIM
 # include "shim.h"                 /* tests/shims/freebsd: _umtx_op on Linux */

@@ -6,7 +6,7 @@
  * handler (the engine decides about restarts); the raw system call is not
  * a cancellation point, and asynchronous cancellation interrupts it. */
 #include "sys.h"
-#include "emu.h"
+#include "port.h"
 
 static int
 pf_fpark_init(void)

@@ -39,7 +39,7 @@
  * the flag.  The system call exists since NetBSD 10 (__futex, 2020; not
  * confirmed for 9.x): <sys/syscall.h> must define SYS___futex.
  */
-#include "emu.h"
+#include "port.h"
 
 #include <errno.h>
 #include <pthread.h>

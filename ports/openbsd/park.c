@@ -42,7 +42,7 @@
  * FUTEX_PRIVATE_FLAG (sys/sys/futex.h rev 1.2, same commit) is required.
  * Before 6.4 every futex was keyed by (address, pid): use the sysv port.
  */
-#include "emu.h"
+#include "port.h"
 
 #include <errno.h>
 #include <stdint.h>

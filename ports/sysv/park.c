@@ -76,7 +76,7 @@
  * Exhaustion (the system's limits, or this port's own PF_SYSV_MAX_SETS) is
  * ENOMEM, never EAGAIN.
  */
-#include "emu.h"
+#include "port.h"
 
 #include <pthread.h>
 #include <signal.h>

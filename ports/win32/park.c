@@ -23,7 +23,7 @@
  * spurious wakeup of a later park, never a lost one; a region park drains
  * them before its first look at the word.
  *
- * Quirks normalised here for the engine's contract (src/emu.h):
+ * Quirks normalised here for the engine's contract (src/port.h):
  *  - WaitOnAddress returns TRUE on a wake, on a value mismatch, and
  *    spuriously: the word is re-checked after every return, 0 only with
  *    the token.
@@ -52,7 +52,7 @@
  * one-second region slices, wait.c (R): lost cross-process wakes only come
  * late.)
  */
-#include "emu.h"
+#include "port.h"
 
 #include <stdio.h>
 #include <windows.h>
@@ -128,23 +128,20 @@ pf_w32_ms(const struct pf_deadline *dl, DWORD *ms)
 }
 
 /* For the tests (tests/tap/pft.c: "is that thread asleep?", which Linux
- * answers from /proc): the id of the thread asleep on this parker, else
- * 0.  Two stores per OS sleep. */
+ * answers from /proc): is thread tid asleep on one of the engine's
+ * parkers (each says which thread sleeps on it, else 0)?  Two stores per
+ * OS sleep. */
+static int
+pf_w32_sleeps_on(const struct pf_parker *p, void *arg)
+{
+  return AO_int_load(&p->sleeper) == *(const unsigned long *)arg;
+}
+
 int pf_win32_thread_parked(unsigned long tid);
 int
 pf_win32_thread_parked(unsigned long tid)
 {
-  unsigned int c, r, l;
-  for (c = 0; c < PF_CHUNKS_MAX; c++) {
-    struct pf_thread *chunk = pf_chunks[c];
-    if (!chunk)
-      break;
-    for (r = 0; r < PF_CHUNK; r++)
-      for (l = 0; l < PF_NEST_MAX; l++)
-        if (AO_int_load(&chunk[r].nodes[l].parker.sleeper) == tid)
-          return 1;
-  }
-  return 0;
+  return pf_parker_any(pf_w32_sleeps_on, &tid);
 }
 
 static int
