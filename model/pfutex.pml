@@ -221,7 +221,7 @@ bit pdone[NPR];      /* ghost: the process finished its calls */
 byte g_seq;          /* region header: seq (arrival numbers) */
 byte g_wlive;        /* ghost: counts of slots whose owner lived when the waker looked */
 
-/* shm.c: pf_slot_free(tab, n, owner): linked = pushed = counted = 0,
+/* region/slot.c: pf_slot_free(tab, n, owner): linked = pushed = counted = 0,
  * state IDLE, then CAS(&n->owner, owner, 0).  Ghost: the slot's wait is
  * over (its owner returned, or it was dead). */
 inline slot_free(n) {

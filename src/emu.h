@@ -256,11 +256,11 @@ pf_key_bucket(const struct pf_table *tab, const struct pf_key *k)
   return pf_key_hash(k, tab->nbuckets);
 }
 
-/* ---- Regions (src/shm.c) -------------------------------------------------- */
+/* ---- Regions (src/region/) ------------------------------------------------ */
 /* A region object as this process is attached to it: one per object, however
  * many handles (and mappings) the process has open on it, so every mapping
  * of a word is one futex, one table, one process entry.  The layout of the
- * shared memory itself is in src/region.h. */
+ * shared memory itself is in src/region/region.h. */
 struct pf_rgn_att {
   struct pf_table tab;             /* the region's table (geometry validated once) */
   struct pf_rgn_hdr *hdr;
@@ -294,7 +294,7 @@ struct pfutex_region {
   size_t user_len;
   int kind;                        /* PF_RGN_NAMED, _ANON, _ATTACH */
   int slot;                        /* in pf_regions */
-  struct pfutex_region *next_free; /* closed handles kept for reuse (src/shm.c) */
+  struct pfutex_region *next_free; /* closed handles kept for reuse (handle.c) */
 };
 #define PF_REGIONS_MAX 64
 extern volatile AO_t pf_regions[PF_REGIONS_MAX];   /* struct pfutex_region *, or 0 */
@@ -326,7 +326,7 @@ pf_region_key(struct pf_region *rg, const void *p, struct pf_key *k, struct pf_t
  * range (EFAULT).  A private key never touches memory, so the kernel
  * accepts NULL there; a shared key maps the page, so NULL is EFAULT.  A
  * shared key in a region is (region, offset) in the region's table.  The
- * shared case is out of line (src/shm.c), so the private fast paths stay
+ * shared case is out of line (src/table.c), so the private fast paths stay
  * frameless. */
 int pf_key_make_shared(uint32_t *uaddr, struct pf_key *k, struct pf_table **tab);
 static inline int
@@ -492,8 +492,8 @@ pf_word_load(const uint32_t *uaddr)
 
 void pf_cpu_relax(unsigned int *spins);
 
-/* ---- Regions' liveness (src/shm.c) ---------------------------------------- */
-/* This process's lock id in tab's region (src/shm.c), and whether the
+/* ---- Regions' liveness (src/region/) --------------------------------------- */
+/* This process's lock id in tab's region (src/region/proc.c), and whether the
  * process behind a lock id is gone (or the id is garbage). */
 uint32_t pf_region_lock_id(const struct pf_table *tab);
 int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
@@ -507,7 +507,7 @@ int pf_node_owner_alive(const struct pf_table *tab, const struct pf_node *n);
  * takes bucket locks: only when `crit`, inside a critical section; else
  * -EAGAIN: ask again inside one). */
 int pf_slot_claim(struct pf_table *tab, pf_ref *ref, int crit);
-/* Free n if its owner word is still `owner` (see src/shm.c). */
+/* Free n if its owner word is still `owner` (see src/region/slot.c). */
 void pf_slot_free(struct pf_table *tab, struct pf_node *n, uint32_t owner);
 /* This process still owns n (a corrupt region may free a slot under us). */
 int pf_slot_mine(const struct pf_table *tab, const struct pf_node *n);

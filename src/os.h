@@ -23,7 +23,7 @@ int pf_os_probe_write(const void *p);
  * OS cannot tell cheaply). */
 int pf_os_shared_key_check(const void *p);
 
-/* ---- Regions: which processes are alive (src/live.c) --------------------
+/* ---- Regions: which processes are alive (src/region/live.c) -------------
  * Each process attached to a region owns one entry of the region's process
  * table, and the OS vouches for the owner: an entry is dead exactly when
  * the OS says its owner is gone, never by a guess (a pid that answers
@@ -34,7 +34,7 @@ int pf_os_shared_key_check(const void *p);
  *         by any route, or execs (the descriptor is close-on-exec); a fork
  *         child holds none of its parent's.  Where a shm object is a file:
  *         Linux, NetBSD, OpenBSD, DragonFly.
- *   start (src/live.c): the owner's pid and start time, read back with the
+ *   start (src/region/live.c): the owner's pid and start time, read back with the
  *         pid: a reused pid belongs to a process started later.  FreeBSD
  *         and macOS (record locks on their shm objects fail with EBADF),
  *         Windows; on Linux the shims of FreeBSD and macOS use it.

@@ -1,6 +1,6 @@
 /* table.c - the hashed waitqueue tables: buckets, keys, hashing, queues and
  * bucket locks.  One code for the private table (this process's futexes)
- * and for the tables in shared regions (src/shm.c): nodes are named by
+ * and for the tables in shared regions (src/region/): nodes are named by
  * 32-bit references (emu.h), never by pointers.  No allocation after init;
  * none on any wait or wake path.
  *
@@ -159,7 +159,8 @@ pf_emu_wake_idle_shared(uint32_t *uaddr)
 
 /* ---- Bucket locks ---------------------------------------------------------- */
 /* The lock word: 0 free; the private table's holder is 1; a region's is
- * its lock id (src/shm.c: process entry + 1 and the entry's generation). */
+ * its lock id (src/region/proc.c: process entry + 1 and the entry's
+ * generation). */
 uint32_t pf_region_lock_id(const struct pf_table *tab);
 int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
 static int pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i);

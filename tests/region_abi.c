@@ -3,7 +3,7 @@
  * 1. The header a region carries is checked byte by byte at fixed offsets
  *    (magic, layout version, byte order, the sizes of the header, a node, a
  *    bucket and a process entry, the table's offsets): the numbers every
- *    build must agree on (src/region.h also asserts them at compile time,
+ *    build must agree on (src/region/region.h also asserts them at compile time,
  *    so a build for another ABI whose layout differs does not compile).
  * 2. A process of the other ABI (an i386 build's tests/region_abi named by
  *    PFUTEX_PEER, e.g. in .ci/run) opens the same named region and they wait

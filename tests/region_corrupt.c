@@ -78,7 +78,7 @@ main(void)
 # include <sys/prctl.h>
 #endif
 
-#include "region.h"
+#include "region/internal.h"
 #include "pft.h"
 #include "pfutex/linux.h"
 

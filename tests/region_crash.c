@@ -9,7 +9,7 @@
  * it shares with the parent and with live helper processes waiting on the
  * same words.  A victim that never reaches the point ends normally, with the
  * op's normal result (checked): "not reached".  After the victim ended, the
- * parent (white-box, src/region.h):
+ * parent (white-box, src/region/internal.h):
  *   - pf_region_check must return 0 (it takes over locks of dead holders and
  *     rebuilds their buckets from the slots);
  *   - the helpers the victim had woken before it died (off every queue)
@@ -75,7 +75,7 @@ main(void)
 # include <sys/prctl.h>
 #endif
 
-#include "region.h"
+#include "region/internal.h"
 #include "pft.h"
 
 #if !defined(PF_CRASH_POINTS) || !defined(PF_HAVE_EMU)

@@ -25,7 +25,7 @@
  *       - child P2 (both entries held by live processes): a new
  *         pfutex_region_open of the region fails with ENOMEM; a wait on its
  *         inherited handle fails with ENOMEM under emulation (no entry: see
- *         src/shm.c) and times out under the native backend (the kernel
+ *         src/region/proc.c) and times out under the native backend (the kernel
  *         needs none); its wake of a word we wait on counts 1 or fails with
  *         ENOMEM; and (white-box, emulation) a bucket lock it takes must be
  *         seen as held by the others (a lock word that stays 0 excludes
@@ -63,7 +63,7 @@ main(void)
 # include <sys/prctl.h>
 #endif
 
-#include "region.h"
+#include "region/internal.h"
 #include "pft.h"
 #include "pfutex/linux.h"
 
@@ -217,7 +217,7 @@ re_slots(void)
   is_int(2, pfutex(A, FUTEX_WAKE, INT_MAX, NULL, NULL, 0),
          "a wake counts our 2 waiters, not the dead child's");
   ok(re_join_all0(ws, 2), "our 2 waiters returned 0");
-  /* Not closed: pfutex_region_close keeps the handle allocated (src/shm.c),
+  /* Not closed: pfutex_region_close keeps the handle allocated (src/region/handle.c),
    * which LeakSanitizer reports; the mapping goes at exit. */
 }
 

@@ -338,7 +338,7 @@ main(void)
     diag("    /proc/sysvipc/shm unreadable or changed");
   diag("pfutex sets at the end: %d (the new process's, dead now: the next process to start "
        "the port removes it; by hand: ipcrm)", ri_count_sets());
-  /* Not closed: pfutex_region_close keeps the handle allocated (src/shm.c),
+  /* Not closed: pfutex_region_close keeps the handle allocated (src/region/handle.c),
    * which LeakSanitizer reports; the mapping goes at exit. */
   pfutex_region_unlink(name);
   return 0;

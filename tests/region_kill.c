@@ -31,7 +31,7 @@
  * returns 0 uncounted).  No worker may see an error (ENOMEM would be a
  * leaked slot or entry) or die otherwise than by the parent's SIGKILL.
  *
- * Emulation (white-box, src/region.h): at each audit pf_region_check
+ * Emulation (white-box, src/region/internal.h): at each audit pf_region_check
  * returns 0; after pf_region_scavenge exactly NW slots are taken (the
  * barrier waiters') and none is dead, so the pool has not shrunk; after
  * the kill at the barrier the check returns 0 again, NW slots are live and
@@ -79,7 +79,7 @@ main(void)
 #endif
 
 #ifdef PF_HAVE_EMU
-# include "region.h"
+# include "region/internal.h"
 #endif
 #include "pft.h"
 

@@ -5,7 +5,7 @@
  * checks the set is one of the port's (its tag, ports/sysv/park.c) before
  * it posts (issue 18).
  *
- * White-box (src/region.h: the handle locates the slots).  One child
+ * White-box (src/region/internal.h: the handle locates the slots).  One child
  * process waits on a word of an anonymous region, three times; each time,
  * once its slot is QUEUED and it sleeps, the main process (the waker)
  * optionally rewrites the slot's park.id/num and wakes one waiter:
@@ -49,7 +49,7 @@ main(void)
 #include <time.h>
 #include <unistd.h>
 
-#include "region.h"
+#include "region/internal.h"
 #include "pft.h"
 #include "region_util.h"
 #include "pfutex/linux.h"

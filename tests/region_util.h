@@ -37,7 +37,7 @@
  * counts as asleep once a waiter is queued in the region ru_w32_region (the
  * white-box pf_region_check), where any wake finds it. */
 #include <process.h>
-#include "region.h"
+#include "region/internal.h"
 static pfutex_region_t *ru_w32_region __attribute__((unused));
 static pid_t ru_w32_self __attribute__((unused));        /* this process's own id for ru_wait_asleep */
 

@@ -1,9 +1,9 @@
 /* live.c - the "lock" liveness mechanism of regions on POSIX systems
- * (src/os.h, src/live.c).
+ * (src/os.h, src/region/live.c).
  *
  * Entry e of a region's process table is owned by the process that holds a
  * write lock on byte e of the region's object (an fcntl record lock on the
- * descriptor the attachment keeps, src/shm.c).  POSIX says what makes this
+ * descriptor the attachment keeps, src/region/handle.c).  POSIX says what makes this
  * exact: a record lock belongs to a process; it is released when the
  * process ends, by whatever route, and when the process closes any
  * descriptor of the file (exec closes the region's: it is close-on-exec);
@@ -13,12 +13,13 @@
  * object's bytes are untouched.
  *
  * The price of record locks: closing any descriptor of the object drops
- * every lock this process holds on it, so src/shm.c never closes one while
+ * every lock this process holds on it, so src/region/ never closes one while
  * the process is attached (and a program must not open the object by
  * another route and close it: doc/regions.md, limits).
  *
  * F_GETLK reports no conflict with this process's own locks, so an entry
- * this process owns is never asked here (src/shm.c answers it from memory).
+ * this process owns is never asked here (src/region/proc.c answers it from
+ * memory).
  */
 #include "os.h"
 

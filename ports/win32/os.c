@@ -17,8 +17,8 @@
  *                       nothing by page: regions key by offset)
  *   regions' objects    pf_win32_shm_map: named pagefile-backed mappings
  *                       "Local\pfutex-region-<name>", whose handle stays
- *                       open until munmap (see src/shm.c's Windows block
- *                       for the lifetime this gives)
+ *                       open until munmap (see src/region/object.c's
+ *                       Windows block for the lifetime this gives)
  */
 #include "os.h"
 
@@ -331,7 +331,7 @@ pf_win32_shm_map(const char *name, int create, uint64_t len, void **mapp, size_t
       return -EMFILE;
     }
     /* The object's size: the view's (a multiple of the page size, as every
-     * region's total is; src/shm.c checks it against the header). */
+     * region's total is; src/region/layout.c checks it against the header). */
     if (VirtualQuery(p, &mi, sizeof mi) != sizeof mi) {
       pf_win32_munmap(p, 0);
       return -EINVAL;

@@ -50,7 +50,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
-#include "region.h"
+#include "region/internal.h"
 #include "pfutex.h"
 #include "fuzz.h"
 

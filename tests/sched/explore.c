@@ -52,7 +52,7 @@
 #include "ctl.h"
 #include "basic.h"
 #include "pft.h"
-#include "region.h"
+#include "region/internal.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -549,7 +549,7 @@ check_end(void)
 static void
 proc_init(int p)
 {
-  cnt->lockid[p] = rgn->att->me;               /* its entry, claimed at fork (src/shm.c) */
+  cnt->lockid[p] = rgn->att->me;               /* its entry, claimed at fork (src/region/proc.c) */
   sched_set_lockid(p, rgn->att->me);
 }
 

@@ -1,4 +1,5 @@
-/* region.h - the layout of a shared region's memory (invariant 7).
+/* region.h - the layout of a shared region's memory (invariant 7): what
+ * processes share.  What one process keeps of it: internal.h.
  *
  * Everything here is shared between processes that may be 32-bit or
  * 64-bit, and none of it is trusted: offsets and fixed-width integers only,
@@ -6,7 +7,7 @@
  * and every struct a multiple of 8 long, so i386 (4-byte alignment of
  * uint64_t in structs) and x86_64 agree (checked at compile time below, in
  * every build, the -m32 one included).  The geometry is read and checked
- * once, when a process attaches, and kept in its handle (src/emu.h): a
+ * once, when a process attaches, and kept in its attachment (internal.h): a
  * later scribble on the header cannot move the table under it.
  *
  *   offset 0          struct pf_rgn_hdr
@@ -64,7 +65,8 @@ struct pf_rgn_hdr {
  * | pid while the entry changes hands).  gen: bumped by each new owner, so
  * lock words and slots of an earlier owner never pass for the new one's;
  * when it wraps, the new owner first clears every word an earlier owner
- * of the entry left (src/shm.c), so no old lock id can alias. */
+ * of the entry left (slot.c, pf_att_sweep_entry), so no old lock id can
+ * alias. */
 #define PF_RGN_CLAIMING 0x80000000u
 struct pf_rgn_proc {
   uint32_t pid;
@@ -77,14 +79,8 @@ struct pf_rgn_proc {
   uint32_t reserved2[2];
 };
 
-/* The liveness mechanisms (src/os.h, src/live.c). */
+/* The liveness mechanisms, the header's `live` (src/os.h, live.c). */
 enum { PF_LIVE_LOCK = 1, PF_LIVE_START = 2 };
-int pf_live_supported(uint32_t live);
-/* Entry e's owner: become it (0, -EBUSY when a live process is, -errno), is
- * it a live process other than this one (1) or gone (0), give it up. */
-int pf_live_claim(uint32_t live, int fd, uint32_t e, struct pf_rgn_proc *p);
-int pf_live_held(uint32_t live, int fd, uint32_t e, const struct pf_rgn_proc *p);
-void pf_live_release(uint32_t live, int fd, uint32_t e, struct pf_rgn_proc *p);
 
 /* The limits a header may state: procs fit the 16 bits of a lock id. */
 #define PF_RGN_MAX_PROCS   65535u
@@ -103,23 +99,5 @@ PF_RGN_ASSERT(node_size, sizeof(struct pf_node) == 80);
 PF_RGN_ASSERT(node_state, offsetof(struct pf_node, state) == 40);
 PF_RGN_ASSERT(node_park, offsetof(struct pf_node, park) == 68);
 PF_RGN_ASSERT(bucket_size, sizeof(struct pf_bucket) == 64);
-
-/* White-box (tests/region_*.c): the region's internal consistency, and what
- * its slots and entries hold. */
-struct pf_region_stats {
-  uint32_t slots_free, slots_live, slots_dead;
-  uint32_t procs_live, procs_dead;
-  uint32_t queued;                 /* nodes on the queues */
-  uint32_t waiters_excess;         /* sum over buckets of waiters - queued (conservative) */
-};
-/* Lock every bucket (taking over dead holders), check its queue (rebuilt
- * from the slots once if bad), and count: 0, or -ENOTRECOVERABLE with a
- * reason in *why.  Run with no wait of this process in progress. */
-int pf_region_check(struct pf_region *rg, struct pf_region_stats *st, const char **why);
-/* Free the slots of dead processes (done on demand when the pool runs out). */
-void pf_region_scavenge(struct pf_region *rg);
-
-/* The crash points' names and targets, for the kill tests: src/crash.h
- * (included by emu.h). */
 
 #endif

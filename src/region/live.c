@@ -20,7 +20,7 @@
  *            while, never a lock taken from a live process.
  *   release  the caller clears the pid.
  */
-#include "region.h"
+#include "internal.h"
 #include "os.h"
 
 #include <unistd.h>

@@ -1,0 +1,277 @@
+/* handle.c - regions: this process's handles and attachments.
+ *
+ * A handle (pfutex_region_t) is one open of a region, with its mapping; an
+ * attachment (struct pf_rgn_att) is this process's one use of a region
+ * object, however many handles it opened on it: one table, one process
+ * entry (proc.c), one set of descriptors (closing another descriptor of
+ * the object would drop the process's record locks: the attachment keeps
+ * every descriptor it opened until its last handle closes).  The registry
+ * (pf_regions) publishes open handles to the engine's key lookup.
+ */
+#include "internal.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The registry: open handles, read lock-free by the shared keys' lookup
+ * (pf_region_find), changed under pf_regions_lock. */
+volatile AO_t pf_regions[PF_REGIONS_MAX];
+volatile AO_t pf_regions_n;
+pthread_mutex_t pf_regions_lock = PTHREAD_MUTEX_INITIALIZER;
+
+struct pf_rgn_att *pf_atts;          /* pf_regions_lock */
+
+/* Waits of this process in progress on an attachment's words: a close of
+ * its last handle meanwhile is EBUSY. */
+void
+pf_region_wait_begin(struct pf_table *tab)
+{
+  AO_fetch_and_add1_full(&pf_tab_att(tab)->waits);
+}
+
+void
+pf_region_wait_end(struct pf_table *tab)
+{
+  AO_fetch_and_sub1_full(&pf_tab_att(tab)->waits);
+}
+
+/* Closed handles, kept for reuse: a handle stays valid memory after close,
+ * so closing it again is EINVAL, not a use after free (as a closed file
+ * descriptor, it may name a later region once reused).  Attachments are
+ * never freed either: one whose last handle closed is reused. */
+static struct pf_region *pf_region_free_list;      /* pf_regions_lock */
+
+/* The identity of the object open as fd ("" when it has none: never
+ * shared with another handle). */
+static void
+pf_object_id(int fd, const char *name, char *id, size_t len)
+{
+  id[0] = 0;
+#ifdef _WIN32
+  (void)fd;
+  if (name)
+    snprintf(id, len, "n%s", name);
+#else
+  struct stat st;
+  (void)name;
+  if (fd >= 0 && fstat(fd, &st) == 0)
+    snprintf(id, len, "d%llx.%llx", (unsigned long long)st.st_dev, (unsigned long long)st.st_ino);
+#endif
+}
+
+/* The attachment of object `id` (pf_regions_lock held), or NULL. */
+static struct pf_rgn_att *
+pf_att_find(const char *id)
+{
+  struct pf_rgn_att *a;
+  if (!id[0])
+    return NULL;
+  for (a = pf_atts; a; a = a->next)
+    if (a->refs > 0 && strcmp(a->id, id) == 0)
+      return a;
+  return NULL;
+}
+
+/* Keep fd with the attachment of its object, or close it when this process
+ * has none (pf_regions_lock held).  Closing a descriptor of an object the
+ * process is attached to would drop the process's record locks on it
+ * (src/os.h), that is, its life in the region's eyes. */
+static void
+pf_fd_dispose_locked(int fd)
+{
+  char id[80];
+  struct pf_rgn_att *a;
+  if (fd < 0)
+    return;
+  pf_object_id(fd, NULL, id, sizeof id);
+  if ((a = pf_att_find(id)) != NULL && a->nfds < (int)(sizeof a->fds / sizeof a->fds[0])) {
+    a->fds[a->nfds++] = fd;
+    return;
+  }
+  close(fd);
+}
+
+void
+pf_fd_dispose(int fd)
+{
+  pthread_mutex_lock(&pf_regions_lock);
+  pf_fd_dispose_locked(fd);
+  pthread_mutex_unlock(&pf_regions_lock);
+}
+
+/* A handle for the mapping map (whole region, or an attach table). */
+struct pf_region *
+pf_region_new(void *map, size_t map_len, const struct pf_geom *g, int kind)
+{
+  struct pf_region *rg;
+  pthread_mutex_lock(&pf_regions_lock);
+  if ((rg = pf_region_free_list) != NULL)
+    pf_region_free_list = rg->next_free;
+  pthread_mutex_unlock(&pf_regions_lock);
+  if (!rg && !(rg = calloc(1, sizeof *rg)))
+    return NULL;
+  memset(rg, 0, sizeof *rg);
+  rg->map = map;
+  rg->map_len = map_len;
+  rg->kind = kind;
+  if (kind != PF_RGN_ATTACH) {
+    rg->user = (char *)map + g->user_off;
+    rg->user_len = (size_t)g->user_size;
+    rg->lo = (uintptr_t)rg->user;
+    rg->span = rg->user_len;
+    rg->key_base = (uintptr_t)map;
+  }
+  rg->slot = -1;
+  return rg;
+}
+
+void
+pf_region_free(struct pf_region *rg)
+{
+  pthread_mutex_lock(&pf_regions_lock);
+  rg->next_free = pf_region_free_list;
+  pf_region_free_list = rg;
+  pthread_mutex_unlock(&pf_regions_lock);
+}
+
+/* A fresh attachment to the region mapped at map (pf_regions_lock held). */
+static struct pf_rgn_att *
+pf_att_new(const char *id, int fd, char *map, size_t map_len, const struct pf_geom *g)
+{
+  struct pf_rgn_att *a, *next;
+  unsigned int bits = 0;
+  for (a = pf_atts; a; a = a->next)
+    if (a->refs == 0)
+      break;
+  if (!a) {
+    if (!(a = calloc(1, sizeof *a)))
+      return NULL;
+    a->next = pf_atts;
+    pf_atts = a;
+  }
+  next = a->next;
+  memset(a, 0, sizeof *a);
+  a->next = next;
+  while ((1u << bits) < g->nbuckets)
+    bits++;
+  snprintf(a->id, sizeof a->id, "%s", id);
+  a->fd = fd;
+  a->map = map;
+  a->map_len = map_len;
+  a->hdr = (struct pf_rgn_hdr *)(void *)map;
+  a->live = a->hdr->live;                   /* checked with the layout; read once */
+  a->procs = (struct pf_rgn_proc *)(void *)(map + g->procs_off);
+  a->nprocs = g->nprocs;
+  a->tab.buckets = (struct pf_bucket *)(void *)(map + g->buckets_off);
+  a->tab.nbuckets = g->nbuckets;
+  a->tab.bits = bits;
+  a->tab.slots = (struct pf_node *)(void *)(map + g->slots_off);
+  a->tab.nslots = g->nslots;
+  a->tab.rgn = a;
+  a->tab.order = a->hdr->order;
+  return a;
+}
+
+/* Attach the handle rg (its object open as fd, or -1) and publish it to
+ * the engine's lookup: the process's attachment of the object if it has
+ * one (fd is then kept with it), else a new one with an entry of its own. */
+int
+pf_region_register(struct pf_region *rg, int fd, const char *name, const struct pf_geom *g)
+{
+  char id[80];
+  struct pf_rgn_att *a;
+  int i, ret;
+  pf_regions_init_once();
+  (void)pfutex_backend();                   /* start the backend (the sysv port reclaims) */
+  pf_object_id(fd, name, id, sizeof id);
+  pthread_mutex_lock(&pf_regions_lock);
+  for (i = 0; i < PF_REGIONS_MAX; i++)
+    if (AO_load(&pf_regions[i]) == 0)
+      break;
+  if (i == PF_REGIONS_MAX) {
+    pf_fd_dispose_locked(fd);
+    pthread_mutex_unlock(&pf_regions_lock);
+    return -EMFILE;
+  }
+  if ((a = pf_att_find(id)) != NULL) {
+    pf_fd_dispose_locked(fd);
+    if ((a->me == 0 || a->pid != (int)getpid()) && (ret = pf_att_proc_claim(a)) < 0) {
+      pthread_mutex_unlock(&pf_regions_lock);
+      return ret;                           /* still no entry for this process */
+    }
+  } else {
+    if (!(a = pf_att_new(id, fd, rg->map, rg->map_len, g))) {
+      pf_fd_dispose_locked(fd);
+      pthread_mutex_unlock(&pf_regions_lock);
+      return -ENOMEM;
+    }
+    if ((ret = pf_att_proc_claim(a)) < 0) {
+      a->fd = -1;
+      if (fd >= 0)
+        close(fd);
+      pthread_mutex_unlock(&pf_regions_lock);
+      return ret;
+    }
+  }
+  a->refs++;
+  rg->att = a;
+  rg->slot = i;
+  AO_store_release(&pf_regions[i], (AO_t)rg);
+  if ((AO_t)i >= AO_load(&pf_regions_n))
+    AO_store_release(&pf_regions_n, (AO_t)i + 1);
+  pthread_mutex_unlock(&pf_regions_lock);
+  return 0;
+}
+
+/* Close a handle (pfutex_region_close): 0, -EINVAL (not an open handle),
+ * -EBUSY (its attachment's last handle, with waits in progress).  The
+ * attachment ends with its last handle: the entry is given up, the
+ * descriptors closed (which drops the record locks), the table's mapping
+ * unmapped.  Until then the mapping that holds the table stays, even if
+ * its handle closed first. */
+int
+pf_region_unregister(struct pf_region *r)
+{
+  struct pf_rgn_att *a;
+  int i;
+  pthread_mutex_lock(&pf_regions_lock);
+  if (!r || r->slot < 0 || r->slot >= PF_REGIONS_MAX
+      || AO_load(&pf_regions[r->slot]) != (AO_t)r) {
+    pthread_mutex_unlock(&pf_regions_lock);
+    return -EINVAL;
+  }
+  a = r->att;
+  if (a->refs == 1 && AO_load(&a->waits) != 0) {
+    pthread_mutex_unlock(&pf_regions_lock);
+    return -EBUSY;
+  }
+  AO_store_release(&pf_regions[r->slot], 0);
+  /* Using a region's words while another thread closes it is the caller's
+   * bug, as munmap is. */
+  r->slot = -1;
+  r->span = 0;
+  if (--a->refs == 0) {
+    pf_att_proc_release(a);
+    if (a->map != r->map)
+      munmap(a->map, a->map_len);
+    munmap(r->map, r->map_len);
+    if (a->fd >= 0)
+      close(a->fd);
+    for (i = 0; i < a->nfds; i++)
+      close(a->fds[i]);
+    a->fd = -1;
+    a->nfds = 0;
+    a->id[0] = 0;
+  } else if (r->map != a->map) {
+    munmap(r->map, r->map_len);
+  }
+  r->next_free = pf_region_free_list;
+  pf_region_free_list = r;
+  pthread_mutex_unlock(&pf_regions_lock);
+  return 0;
+}

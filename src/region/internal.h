@@ -1,0 +1,144 @@
+/* internal.h - the region layer: what its files share.
+ *
+ * A region is shared memory with a futex table of its own in it (the
+ * layout: region.h).  Under emulation a shared (non-PRIVATE) op on a word
+ * of a region is keyed by the word's offset and runs on the region's
+ * table, with the same engine code as the private table (src/table.c,
+ * wait.c, wake.c, wake_op.c, requeue.c); under the native backend the
+ * kernel keys the shared mapping itself and the table is simply unused.
+ * The layer builds on the engine (src/emu.h); the engine never includes
+ * these headers.
+ *
+ * One file per job:
+ *   region.h    the layout of the shared memory, what processes share
+ *   internal.h  this header
+ *   api.c       the public pfutex_region_* calls
+ *   handle.c    handles, attachments, the registry of open handles
+ *   object.c    shm objects (POSIX, and Windows' named mappings), anonymous
+ *               mappings, the names of attach tables
+ *   layout.c    geometry, a new region's layout, the check of one found
+ *   proc.c      process entries, lock ids and whether they are alive, fork
+ *   live.c      the liveness mechanisms (with the OS's half, src/os.h)
+ *   slot.c      the slot pool: claim, free, scavenge, the generation sweep
+ *   check.c     pf_region_check (white-box)
+ */
+#ifndef PF_REGION_INTERNAL_H
+#define PF_REGION_INTERNAL_H
+
+#include "region.h"
+
+#include <pthread.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* ---- Geometry and layout (layout.c) --------------------------------------- */
+struct pf_geom {
+  uint32_t nbuckets, nslots, nprocs;
+  uint64_t procs_off, buckets_off, slots_off, user_off, user_size, total;
+};
+/* The geometry of a new region from its attributes (a: NULL for the
+ * defaults) and user size (with_user: 0 for an attach table): 0, -EINVAL. */
+int pf_geom_from_attr(const pfutex_region_attr_t *a, size_t user, int with_user, struct pf_geom *g);
+/* Write the layout into fresh (zeroed) memory; the magic goes last. */
+void pf_layout_init(void *mem, const struct pf_geom *g, int kind);
+/* Check a header against the object's size (untrusted): 0 and *g, or
+ * -EINVAL (not a region), -EPROTO (another layout or ABI), or
+ * -ENOTRECOVERABLE (inconsistent). */
+int pf_layout_check(const struct pf_rgn_hdr *h, uint64_t size, struct pf_geom *g);
+
+/* ---- Objects (object.c) --------------------------------------------------- */
+/* Create (O_EXCL) or open the object `name` holding a region of kind
+ * `kind`: 0 and *mapp, *lenp, *g, *createdp and the object's descriptor
+ * *fdp (to keep: src/os.h; -1 on Windows); or -errno. */
+int pf_region_shm(const char *name, int oflag, mode_t mode, const pfutex_region_attr_t *attr,
+                  size_t size, int kind, void **mapp, size_t *lenp, struct pf_geom *g, int *createdp,
+                  int *fdp);
+/* An anonymous region's memory (and descriptor, or -1): 0, or -errno. */
+int pf_anon_map(uint64_t total, void **mapp, int *fdp);
+/* The name of the attach table beside the object open as fd. */
+int pf_attach_name(int fd, char *buf, size_t len, struct stat *st);
+/* Remove an object's name (shm_unlink; Windows: object.c). */
+int pf_region_obj_unlink(const char *name);
+
+/* ---- Handles and attachments (handle.c) ----------------------------------- */
+extern pthread_mutex_t pf_regions_lock;    /* the registry, the attachments, closed handles */
+extern struct pf_rgn_att *pf_atts;         /* every attachment (pf_regions_lock; never freed) */
+/* Keep fd with its object's attachment, or close it. */
+void pf_fd_dispose(int fd);
+/* A handle for the mapping map (whole region, or an attach table), and
+ * back to the closed handles. */
+struct pf_region *pf_region_new(void *map, size_t map_len, const struct pf_geom *g, int kind);
+void pf_region_free(struct pf_region *rg);
+/* Attach the handle and publish it: 0, or -errno (fd is the attachment's,
+ * or closed, either way). */
+int pf_region_register(struct pf_region *rg, int fd, const char *name, const struct pf_geom *g);
+/* pfutex_region_close: 0, -EINVAL, -EBUSY. */
+int pf_region_unregister(struct pf_region *r);
+
+/* ---- Processes (proc.c, live.c) ------------------------------------------- */
+/* This process's pid, kept current across fork (proc.c). */
+extern volatile int pf_rgn_self_pid;
+static inline int
+pf_rgn_pid(void)
+{
+  int p = pf_rgn_self_pid;
+  if (PF_UNLIKELY(p == 0)) {
+    p = (int)getpid();
+    pf_rgn_self_pid = p;
+  }
+  return p;
+}
+
+static inline struct pf_rgn_att *
+pf_tab_att(const struct pf_table *tab)
+{
+  return tab->rgn;
+}
+
+/* Is the process behind lock id `id` gone (or is id garbage)? */
+int pf_region_id_dead(const struct pf_rgn_att *a, uint32_t id);
+/* Take an entry of the process table for this process (0, -ENOMEM, -errno),
+ * and give it up. */
+int pf_att_proc_claim(struct pf_rgn_att *a);
+void pf_att_proc_release(struct pf_rgn_att *a);
+/* Once per process, before the first region: the pid, the fork handler. */
+void pf_regions_init_once(void);
+/* The liveness mechanisms (src/os.h): is one built here, and entry e's
+ * owner by mechanism `live` (the header's). */
+int pf_live_supported(uint32_t live);
+/* Entry e's owner: become it (0, -EBUSY when a live process is, -errno), is
+ * it a live process other than this one (1) or gone (0), give it up. */
+int pf_live_claim(uint32_t live, int fd, uint32_t e, struct pf_rgn_proc *p);
+int pf_live_held(uint32_t live, int fd, uint32_t e, const struct pf_rgn_proc *p);
+void pf_live_release(uint32_t live, int fd, uint32_t e, struct pf_rgn_proc *p);
+
+
+/* ---- Slots (slot.c) -------------------------------------------------------- */
+/* The next arrival number of a region's queues (a rebuild orders by it). */
+uint32_t pf_region_next_seq(struct pf_table *tab);
+#ifdef PF_HAVE_EMU
+/* Entry e's generation wrapped: clear what its earlier owners left. */
+void pf_att_sweep_entry(struct pf_rgn_att *a, uint32_t e);
+#endif
+
+/* ---- White-box ------------------------------------------------------------- */
+/* For the tests (tests/region_*.c; check.c, slot.c): the region's internal
+ * consistency, and what its slots and entries hold. */
+struct pf_region_stats {
+  uint32_t slots_free, slots_live, slots_dead;
+  uint32_t procs_live, procs_dead;
+  uint32_t queued;                 /* nodes on the queues */
+  uint32_t waiters_excess;         /* sum over buckets of waiters - queued (conservative) */
+};
+/* Lock every bucket (taking over dead holders), check its queue (rebuilt
+ * from the slots once if bad), and count: 0, or -ENOTRECOVERABLE with a
+ * reason in *why.  Run with no wait of this process in progress. */
+int pf_region_check(struct pf_region *rg, struct pf_region_stats *st, const char **why);
+/* Free the slots of dead processes (done on demand when the pool runs out). */
+void pf_region_scavenge(struct pf_region *rg);
+
+/* The crash points' names and targets, for the kill tests: src/crash.h
+ * (included by emu.h). */
+
+#endif

@@ -1,0 +1,327 @@
+/* object.c - regions: the shared memory objects that hold them.
+ *
+ * Named regions: shm_open objects (pfutex_region_unlink removes the name).
+ * Anonymous: a MAP_SHARED|MAP_ANONYMOUS mapping (or, where the record-lock
+ * liveness needs a descriptor, a memfd or a shm object unlinked at once),
+ * gone with its last process.  Attach: the table lives in a shm object of
+ * its own named after the user's object, "/pfutex.<dev>.<ino>"
+ * (hexadecimal), created with the user's object's permission bits, and
+ * kept until pfutex_region_attach_unlink(fd) (or shm_unlink / rm
+ * /dev/shm/pfutex.*): processes that attach later find it there.
+ */
+#include "internal.h"
+#include "os.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifdef _WIN32
+/* Windows: a named region is a named pagefile-backed file mapping,
+ * "Local\pfutex-region-<name>" (ports/win32/os.c, pf_win32_shm_map),
+ * created with its size in one call.  Such an object lives as long as a
+ * process maps it: "unlink" cannot remove a name that is still mapped, and
+ * the last close removes it (doc/ports.md, "Windows").  pfutex_region_unlink
+ * answers 0 when the object exists, ENOENT when none does.  Attach tables
+ * are named after the file's device and inode, which Windows' fstat does
+ * not give: pfutex_region_attach fails with ENOTSUP there. */
+static int
+pf_w32_shm_unlink(const char *name)
+{
+  if (pf_win32_shm_exists(name))
+    return 0;
+  errno = ENOENT;
+  return -1;
+}
+# define shm_unlink pf_w32_shm_unlink
+#endif
+
+/* Remove the name of a region's object (Windows: see above). */
+int
+pf_region_obj_unlink(const char *name)
+{
+  return shm_unlink(name);
+}
+
+/* The creator of a region object still at work on its layout?  The lock
+ * mechanism: it holds the creator's byte (src/os.h) from before it sized
+ * the object until the layout is written; else its pid and start time. */
+static int
+pf_region_creator_busy(int fd, const struct pf_rgn_hdr *h)
+{
+#ifdef PF_HAVE_LIVE_LOCK
+  (void)h;
+  return pf_os_lock_held(fd, PF_OS_CREATOR_BYTE);
+#elif defined(_WIN32)
+  (void)fd;
+  return h->init_pid == 0 || pf_os_pid_alive((int)h->init_pid);
+#else
+  uint64_t t;
+  (void)fd;
+  return h->init_pid == 0 || pf_os_proc_start(h->init_pid, &t) != 0;
+#endif
+}
+
+#ifdef _WIN32
+/* Windows: create (O_EXCL) or open the named mapping for `name` (see the
+ * top of this file), then as below: 0 and *mapp, *lenp, *g; or -errno. */
+int
+pf_region_shm(const char *name, int oflag, mode_t mode, const pfutex_region_attr_t *attr,
+              size_t size, int kind, void **mapp, size_t *lenp, struct pf_geom *g, int *createdp,
+              int *fdp)
+{
+  int ret, tries;
+  struct pf_rgn_hdr *h;
+
+  (void)mode;                             /* Local\ objects: the session's ACL */
+  *createdp = 0;
+  *fdp = -1;
+  if (oflag & O_CREAT) {
+    struct pf_geom want;
+    if ((ret = pf_geom_from_attr(attr, size, kind != PF_RGN_ATTACH, &want)) < 0) {
+      if (oflag & O_EXCL)
+        return ret;
+      int gret = ret;
+      if ((ret = pf_win32_shm_map(name, 0, 0, mapp, lenp)) < 0)
+        return ret == -ENOENT ? gret : ret;
+      goto opened;
+    }
+    ret = pf_win32_shm_map(name, 1, want.total, mapp, lenp);
+    if (ret == 0) {
+      *g = want;
+      ((struct pf_rgn_hdr *)*mapp)->init_pid = (uint32_t)getpid();
+      PF_CRASH("region_creating");
+      pf_layout_init(*mapp, g, kind);
+      *createdp = 1;
+      return 0;
+    }
+    if (ret != -EEXIST || (oflag & O_EXCL))
+      return ret;
+  }
+  if ((ret = pf_win32_shm_map(name, 0, 0, mapp, lenp)) < 0)
+    return ret;
+opened:
+  /* Wait (bounded) for its creator to finish the layout. */
+  h = *mapp;
+  for (tries = 0;; tries++) {
+    if ((ret = pf_layout_check(h, (uint64_t)*lenp, g)) == 0)
+      break;
+    if (ret != -EINVAL || AO_int_load(&h->magic) != 0 || !pf_region_creator_busy(-1, h)
+        || tries == 5000) {
+      munmap(*mapp, *lenp);
+      return ret == -EINVAL && AO_int_load(&h->magic) == 0 ? -ENOTRECOVERABLE : ret;
+    }
+    {
+      struct timespec ms = { 0, 1000000 };
+      nanosleep(&ms, NULL);
+    }
+  }
+  if (kind != PF_RGN_ATTACH && size != 0 && (uint64_t)size > g->user_size) {
+    munmap(*mapp, *lenp);
+    return -EINVAL;
+  }
+  if ((kind == PF_RGN_ATTACH) != (h->kind == PF_RGN_ATTACH)) {
+    munmap(*mapp, *lenp);
+    return -EINVAL;
+  }
+  return 0;
+}
+#else
+/* Wait (bounded) for an object someone else is creating to be ready. */
+static int
+pf_region_wait_ready(int fd, struct stat *st, void **mapp, struct pf_geom *g)
+{
+  int tries;
+  for (tries = 0; tries < 5000; tries++) {
+    struct pf_rgn_hdr *h;
+    void *map;
+    int ret;
+    if (fstat(fd, st) != 0)
+      return -errno;
+    if ((uint64_t)st->st_size >= sizeof(struct pf_rgn_hdr)) {
+      map = mmap(NULL, (size_t)st->st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      if (map == MAP_FAILED)
+        return -errno;
+      h = map;
+      if ((ret = pf_layout_check(h, (uint64_t)st->st_size, g)) == 0) {
+        *mapp = map;
+        return 0;
+      }
+      if (ret != -EINVAL || AO_int_load(&h->magic) != 0) {
+        munmap(map, (size_t)st->st_size);
+        return ret;
+      }
+      /* not ready: is its creator still at work?  (Then the magic again:
+       * it may have finished meanwhile.) */
+      if (!pf_region_creator_busy(fd, h) && AO_int_load_acquire(&h->magic) == 0) {
+        munmap(map, (size_t)st->st_size);
+        return -ENOTRECOVERABLE;          /* it died creating it: unlink, recreate */
+      }
+      munmap(map, (size_t)st->st_size);
+    }
+    {
+      struct timespec ms = { 0, 1000000 };
+      nanosleep(&ms, NULL);
+    }
+  }
+  return -ENOTRECOVERABLE;
+}
+
+/* Create (O_EXCL) or open the shm object `name` holding a region of kind
+ * `kind`: 0 and *mapp, *lenp, *g and the object's descriptor *fdp (to keep:
+ * src/os.h); or -errno. */
+int
+pf_region_shm(const char *name, int oflag, mode_t mode, const pfutex_region_attr_t *attr,
+              size_t size, int kind, void **mapp, size_t *lenp, struct pf_geom *g, int *createdp,
+              int *fdp)
+{
+  struct stat st;
+  int fd, ret, created = 0;
+
+  *createdp = 0;
+  *fdp = -1;
+  if (oflag & O_CREAT) {
+    struct pf_geom want;
+    if ((ret = pf_geom_from_attr(attr, size, kind != PF_RGN_ATTACH, &want)) < 0) {
+      /* no size to create with: fine if it exists already (O_CREAT alone) */
+      if (oflag & O_EXCL)
+        return ret;
+      if ((fd = shm_open(name, O_RDWR, 0)) < 0)
+        return errno == ENOENT ? ret : -errno;
+      goto opened;
+    }
+    fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, mode);
+    if (fd >= 0) {
+      created = 1;
+      *g = want;
+#ifdef PF_HAVE_LIVE_LOCK
+      /* the creator's byte, before the object has a size (src/os.h) */
+      if ((ret = pf_os_lock_claim(fd, PF_OS_CREATOR_BYTE)) < 0) {
+        shm_unlink(name);
+        close(fd);
+        return ret == -EBUSY ? -ENOTRECOVERABLE : ret;
+      }
+#endif
+      if (ftruncate(fd, (off_t)want.total) != 0) {
+        ret = -errno;
+        shm_unlink(name);
+        close(fd);
+        return ret == -EFBIG || ret == -EINVAL ? -ENOMEM : ret;
+      }
+    } else if (errno != EEXIST || (oflag & O_EXCL)) {
+      return -errno;
+    }
+  }
+  if (!created && (fd = shm_open(name, O_RDWR, 0)) < 0)
+    return -errno;
+opened:
+  (void)fcntl(fd, F_SETFD, FD_CLOEXEC);   /* exec drops the record locks (src/os.h) */
+  if (created) {
+    void *map = mmap(NULL, (size_t)g->total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) {
+      ret = -errno;
+      shm_unlink(name);
+      close(fd);
+      return ret;
+    }
+    ((struct pf_rgn_hdr *)map)->init_pid = (uint32_t)getpid();
+    PF_CRASH("region_creating");
+    pf_layout_init(map, g, kind);
+#ifdef PF_HAVE_LIVE_LOCK
+    pf_os_lock_release(fd, PF_OS_CREATOR_BYTE);
+#endif
+    *mapp = map;
+    *lenp = (size_t)g->total;
+    *createdp = 1;
+    *fdp = fd;
+    return 0;
+  }
+  ret = pf_region_wait_ready(fd, &st, mapp, g);
+  if (ret < 0) {
+    pf_fd_dispose(fd);
+    return ret;
+  }
+  *lenp = (size_t)st.st_size;
+  if (kind != PF_RGN_ATTACH && size != 0 && (uint64_t)size > g->user_size)
+    ret = -EINVAL;
+  else if ((kind == PF_RGN_ATTACH) != (((struct pf_rgn_hdr *)*mapp)->kind == PF_RGN_ATTACH))
+    ret = -EINVAL;                        /* a named region is no attach table, and back */
+  if (ret < 0) {
+    munmap(*mapp, *lenp);
+    pf_fd_dispose(fd);
+    return ret;
+  }
+  *fdp = fd;
+  return 0;
+}
+
+#endif
+
+/* An anonymous region's memory: a descriptor where the record-lock
+ * liveness needs one (a memfd, or a shm object unlinked at once), shared
+ * with fork children as the mapping is. */
+int
+pf_anon_map(uint64_t total, void **mapp, int *fdp)
+{
+  void *map;
+  int fd = -1;
+#ifdef PF_HAVE_LIVE_LOCK
+# ifdef HAVE_MEMFD_CREATE
+  fd = memfd_create("pfutex-region", MFD_CLOEXEC);
+# else
+  {
+    static volatile AO_t seq;
+    char name[64];
+    int tries;
+    for (tries = 0; tries < 100 && fd < 0; tries++) {
+      snprintf(name, sizeof name, "/pfutex-anon.%ld.%lu", (long)getpid(),
+               (unsigned long)AO_fetch_and_add1(&seq));
+      fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+      if (fd >= 0)
+        shm_unlink(name);
+      else if (errno != EEXIST)
+        break;
+    }
+  }
+# endif
+  if (fd < 0)
+    return errno == EMFILE || errno == ENFILE ? -errno : -ENOMEM;
+  (void)fcntl(fd, F_SETFD, FD_CLOEXEC);
+  if (ftruncate(fd, (off_t)total) != 0) {
+    close(fd);
+    return -ENOMEM;
+  }
+  map = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+#else
+  map = mmap(NULL, (size_t)total, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+#endif
+  if (map == MAP_FAILED) {
+    if (fd >= 0)
+      close(fd);
+    return -ENOMEM;
+  }
+  *mapp = map;
+  *fdp = fd;
+  return 0;
+}
+
+/* The name of the table beside the object open as fd. */
+int
+pf_attach_name(int fd, char *buf, size_t len, struct stat *st)
+{
+#ifdef _WIN32
+  (void)fd; (void)buf; (void)len; (void)st;
+  return -ENOTSUP;                          /* no inode numbers: see the top of this file */
+#endif
+  if (fstat(fd, st) != 0)
+    return -errno;
+  if (!S_ISREG(st->st_mode))
+    return -EINVAL;
+  snprintf(buf, len, "/pfutex.%llx.%llx", (unsigned long long)st->st_dev,
+           (unsigned long long)st->st_ino);
+  return 0;
+}

@@ -1,0 +1,145 @@
+/* slot.c - regions: the slot pool.
+ *
+ * A wait on a region word claims a slot with one compare-and-swap of its
+ * owner word (so a process killed at any instruction either owns it, and
+ * it is reclaimable, or does not), and frees it when the wait is over.
+ * The slots of dead processes are reclaimed when the pool runs out
+ * (pf_region_scavenge), by the wakers that meet them on a queue, and by a
+ * rebuild of a bucket.  Exhaustion, after that, is ENOMEM.  When an
+ * entry's generation wraps, its new owner sweeps what earlier owners left
+ * (pf_att_sweep_entry).
+ */
+#include "internal.h"
+
+uint32_t
+pf_region_next_seq(struct pf_table *tab)
+{
+  return AO_int_fetch_and_add_full(&pf_tab_att(tab)->hdr->seq, 1);
+}
+
+/* Free n if its owner is still `owner`: this process's lock id for its own
+ * slot, or a dead process's.  A dead process's slot is made ours first,
+ * with one compare-and-swap, so of two processes freeing it only one
+ * writes it, and a slot freed and claimed meanwhile stays its new owner's;
+ * then its fields, then the owner word (a process killed in between leaves
+ * a slot owned by a dead process: freed again later). */
+void
+pf_slot_free(struct pf_table *tab, struct pf_node *n, uint32_t owner)
+{
+  uint32_t me = pf_tab_att(tab)->me;
+  if (owner == 0 || me == 0)
+    return;
+  if (owner != me) {
+    if (!AO_int_compare_and_swap_full(&n->owner, owner, me))
+      return;
+  } else if (AO_int_load(&n->owner) != me) {
+    return;
+  }
+  n->linked = 0;
+  n->pushed = 0;
+  n->counted = 0;
+  AO_int_store(&n->state, PF_W_IDLE);
+  PF_CRASH("slot_freeing");
+  (void)AO_int_compare_and_swap_full(&n->owner, me, 0);
+}
+
+/* Does this process still own slot n (a corrupt region may have freed it
+ * under us)? */
+int
+pf_slot_mine(const struct pf_table *tab, const struct pf_node *n)
+{
+  return AO_int_load(&n->owner) == pf_tab_att(tab)->me;
+}
+
+#ifdef PF_HAVE_EMU
+/* Reclaim dead processes' slots: those on no queue at once, those that may
+ * be on one under their bucket's lock.  Inside a critical section (it takes
+ * bucket locks). */
+static void
+pf_att_scavenge(struct pf_rgn_att *a)
+{
+  struct pf_table *tab = &a->tab;
+  uint32_t s;
+  for (s = 0; s < tab->nslots; s++) {
+    struct pf_node *n = &tab->slots[s];
+    uint32_t o = AO_int_load(&n->owner), st, i;
+    if (o == 0 || !pf_region_id_dead(a, o))
+      continue;
+    st = AO_int_load(&n->state);
+    if (st != PF_W_QUEUED && st != PF_W_DETACHED) {
+      pf_slot_free(tab, n, o);
+      continue;
+    }
+    i = AO_int_load(&n->bucket);
+    if (i >= tab->nbuckets)
+      i = 0;
+    if (pf_bucket_lock(tab, i) < 0)
+      continue;
+    (void)pf_bucket_ready_locked(tab, i);
+    if (AO_int_load(&n->owner) == o && AO_int_load(&n->bucket) == i)
+      (void)pf_slot_free_dead_locked(tab, &tab->buckets[i], n, s + 1, o);
+    pf_bucket_unlock(tab, i);
+  }
+}
+
+void
+pf_region_scavenge(struct pf_region *rg)
+{
+  struct pf_crit c;
+  pf_crit_enter(&c);
+  pf_att_scavenge(rg->att);
+  pf_crit_exit(&c);
+}
+
+/* Entry e's generation wrapped: after 65,536 owners an old lock id could
+ * pass for the new owner's.  Clear every word an earlier owner of e left:
+ * take over each bucket lock that names e (the earlier owners are dead:
+ * the OS let us claim e) and free each slot it owns.  Inside a critical
+ * section; this process's lock id is already the new one. */
+void
+pf_att_sweep_entry(struct pf_rgn_att *a, uint32_t e)
+{
+  struct pf_table *tab = &a->tab;
+  uint32_t i;
+  for (i = 0; i < tab->nbuckets; i++) {
+    uint32_t h = AO_int_load(&tab->buckets[i].lock);
+    if (h != 0 && (h & 0xffffu) == e + 1 && h != a->me && pf_bucket_lock(tab, i) == 0)
+      pf_bucket_unlock(tab, i);
+  }
+  pf_att_scavenge(a);
+}
+#endif
+
+int
+pf_slot_claim(struct pf_table *tab, pf_ref *ref, int crit)
+{
+  struct pf_rgn_att *a = pf_tab_att(tab);
+  uint32_t hint, k, round;
+  if (a->me == 0 || a->pid != pf_rgn_pid())
+    return -ENOMEM;                         /* no process entry (they ran out) */
+  for (round = 0; round < 2; round++) {
+    hint = AO_int_load(&a->hdr->hint);
+    if (hint >= tab->nslots)
+      hint = 0;                             /* region bytes: a scribble */
+    for (k = 0; k < tab->nslots; k++) {
+      uint32_t s = (hint + k) % tab->nslots;
+      struct pf_node *n = &tab->slots[s];
+      if (AO_int_load(&n->owner) == 0 && AO_int_compare_and_swap_full(&n->owner, 0, a->me)) {
+        PF_CRASH("slot_claimed");
+        AO_int_store(&n->state, PF_W_IDLE);
+        n->linked = n->pushed = n->counted = 0;
+        AO_int_store(&a->hdr->hint, (s + 1) % tab->nslots);
+        *ref = s + 1;
+        return 0;
+      }
+    }
+#ifdef PF_HAVE_EMU
+    if (round == 0) {
+      if (!crit)
+        return -EAGAIN;                     /* the scavenge takes locks: see emu.h */
+      pf_att_scavenge(a);
+    }
+#endif
+  }
+  return -ENOMEM;
+}
