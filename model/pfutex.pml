@@ -168,7 +168,8 @@ inline block(b) {
   atomic { lock[b] == 0 -> lock[b] = _pid + 1 }
 }
 #else
-/* table.c: pf_bucket_lock (a region's): CAS(l, 0, me), spinning; a locker
+/* region/lock.c: pf_region_bucket_lock (a region's; table.c's pf_bucket_lock
+ * calls it through the table's ops): CAS(l, 0, me), spinning; a locker
  * that finds the holder's process dead takes the lock over, CAS(l, h, me),
  * and rebuilds the bucket from the slots.  Death is an oracle here (the
  * ghost alive[], exact: what the OS vouches for); the code's kill(pid, 0)
@@ -239,7 +240,7 @@ inline slot_free(n) {
   nd[n].live = 0
 }
 
-/* table.c: pf_bucket_rebuild_locked(tab, i), after a takeover: the queue,
+/* region/lock.c: pf_bucket_rebuild_locked(tab, i), after a takeover: the queue,
  * the incoming stack and the count rebuilt from the slots.  Whatever step
  * the dead holder stopped at: slots QUEUED/DETACHED of this bucket with a
  * live owner are kept (counted = 1; linked in arrival order if pushed),
@@ -353,7 +354,7 @@ inline queue_wake(b, w, mask, nr) {
 #ifdef CFG_REGION
        seen_alive = alive[nd[r].owner - 1];   /* ghost: the owner's process lives as the waker looks */
 #ifndef BUG_COUNT_DEAD
-       dead_it = !seen_alive                  /* tab->slots && !pf_node_owner_alive(tab, w) (oracle) */
+       dead_it = !seen_alive                  /* tab->slots && ops->reap: !pf_node_owner_alive (oracle) */
 #endif
        /* BUG_COUNT_DEAD: no owner check, a dead process's slot is counted */
 #endif

@@ -107,7 +107,7 @@ pf_node_keyeq(const struct pf_node *n, const struct pf_key *k)
 #define PF_CACHELINE 64
 struct pf_bucket {                 /* fixed layout, 64 bytes: also a region's bucket */
   uint32_t lock;                   /* 0 free; else the holder (private: 1; region:
-                                      its process entry + 1), see table.c */
+                                      its lock id, src/region/lock.c) */
   pf_ref incoming;                 /* waiters pushed without the lock, newest first;
                                       drained onto the queue by every lock holder
                                       before it looks (H) */
@@ -117,8 +117,46 @@ struct pf_bucket {                 /* fixed layout, 64 bytes: also a region's bu
   uint32_t pad[11];
 };
 
-#define pf_region pfutex_region        /* the public handle is the engine's region */
-struct pf_region;
+struct pf_table;
+/* How a region's table plugs into the engine (the region layer, src/region/,
+ * fills one in; the private table has none).  The engine knows nothing of
+ * regions: it calls these on a table whose ops (or slots) are set, behind
+ * that one test, so no private path makes an indirect call. */
+struct pf_table_ops {
+  /* pf_bucket_lock: the robust lock.  The word names its holder; a locker
+   * takes the lock over from a holder the OS says is dead (or a scribble)
+   * and rebuilds the bucket: 0, -ENOMEM (no process entry), or
+   * -ENOTRECOVERABLE. */
+  int (*lock)(struct pf_table *tab, uint32_t i);
+  /* pf_bucket_unlock, after its release store of the word: the count of
+   * locks this process holds goes down. */
+  void (*unlocked)(struct pf_table *tab, uint32_t i);
+  /* Bucket i's queue is corrupt (its lock held, pf_bucket_ready_locked):
+   * rebuild queue, incoming stack and count from the slots: 0, or
+   * -ENOTRECOVERABLE. */
+  int (*rebuild)(struct pf_table *tab, uint32_t i);
+  /* A walk under b's lock met n (reference ref) QUEUED: 1 when n's process
+   * is dead (n is then freed, or left to a later walk while its push may
+   * still be on the incoming stack: never counted), 0 when alive. */
+  int (*reap)(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n, pf_ref ref);
+  /* This process's lock id (a waker marks the nodes it wakes with it). */
+  uint32_t (*lock_id)(const struct pf_table *tab);
+  /* A slot for a wait of this process: 0 and *ref, or -ENOMEM when the
+   * pool is exhausted (after reclaiming the slots of dead processes, which
+   * takes bucket locks: only when `crit`, inside a critical section; else
+   * -EAGAIN: ask again inside one). */
+  int (*slot_claim)(struct pf_table *tab, pf_ref *ref, int crit);
+  /* Give back this process's slot n (nothing if it is not ours any more). */
+  void (*slot_release)(struct pf_table *tab, struct pf_node *n);
+  /* This process still owns n (a corrupt region may free a slot under us). */
+  int (*slot_mine)(const struct pf_table *tab, const struct pf_node *n);
+  /* The arrival number of a node being queued (a rebuild orders by it). */
+  uint32_t (*next_seq)(struct pf_table *tab);
+  /* Waits of this process in progress on the table (a close is EBUSY). */
+  void (*wait_begin)(struct pf_table *tab);
+  void (*wait_end)(struct pf_table *tab);
+};
+
 struct pf_rgn_att;
 /* A table: the process's private one, or a region's (process-local handle
  * to the shared arrays).  Its geometry is read once and never again from
@@ -129,7 +167,9 @@ struct pf_table {
   unsigned int bits;               /* log2(nbuckets) */
   struct pf_node *slots;           /* region: the slot array; NULL: private */
   uint32_t nslots;
-  struct pf_rgn_att *rgn;          /* the region's attachment; NULL: private */
+  const struct pf_table_ops *ops;  /* region: its ops; NULL: private */
+  struct pf_rgn_att *rgn;          /* region: the region layer's (its attachment),
+                                      never looked at here; NULL: private */
   uint64_t order;                  /* lock order between tables (private: 0) */
 };
 extern struct pf_table pf_table;   /* the private table */
@@ -256,71 +296,13 @@ pf_key_bucket(const struct pf_table *tab, const struct pf_key *k)
   return pf_key_hash(k, tab->nbuckets);
 }
 
-/* ---- Regions (src/region/) ------------------------------------------------ */
-/* A region object as this process is attached to it: one per object, however
- * many handles (and mappings) the process has open on it, so every mapping
- * of a word is one futex, one table, one process entry.  The layout of the
- * shared memory itself is in src/region/region.h. */
-struct pf_rgn_att {
-  struct pf_table tab;             /* the region's table (geometry validated once) */
-  struct pf_rgn_hdr *hdr;
-  struct pf_rgn_proc *procs;
-  uint32_t nprocs;
-  uint32_t me;                     /* this process's lock id: entry + 1 and the
-                                      entry's generation << 16 (0: none) */
-  int pid;                         /* the process me was claimed for (fork) */
-  int fd;                          /* the object's descriptor (close-on-exec): the
-                                      OS's record of who is alive (src/os.h); -1 none */
-  uint32_t live;                   /* the region's liveness mechanism (PF_LIVE_*) */
-  char id[80];                     /* the object's identity ("" : unique) */
-  char *map;                       /* the mapping the table is in */
-  size_t map_len;
-  int refs;                        /* handles (pf_regions_lock) */
-  int nfds;                        /* more descriptors of the object, closed with it */
-  int fds[8];
-  AO_t waits;                      /* waits of this process in progress on it */
-  struct pf_rgn_att *next;         /* all attachments (pf_regions_lock; never freed) */
-};
-
-/* A handle (pfutex_region_t): one open of a region, with its mapping. */
-struct pfutex_region {
-  uintptr_t lo, span;              /* its futex words: [lo, lo + span) here */
-  uintptr_t key_base;              /* a word's key is its address - key_base */
-  struct pf_rgn_att *att;          /* the object's attachment */
-  char *map;                       /* this handle's mapping (the whole region, or for
-                                      attach the table beside the user's object) */
-  size_t map_len;
-  void *user;
-  size_t user_len;
-  int kind;                        /* PF_RGN_NAMED, _ANON, _ATTACH */
-  int slot;                        /* in pf_regions */
-  struct pfutex_region *next_free; /* closed handles kept for reuse (handle.c) */
-};
-#define PF_REGIONS_MAX 64
-extern volatile AO_t pf_regions[PF_REGIONS_MAX];   /* struct pfutex_region *, or 0 */
-extern volatile AO_t pf_regions_n;                 /* high-water mark */
-
-/* The region holding the word [p, p+4), or NULL.  Lock-free: a load when
- * no region is open, a few per region otherwise. */
-static inline struct pf_region *
-pf_region_find(const void *p)
-{
-  AO_t n = AO_load_acquire(&pf_regions_n), i;
-  for (i = 0; i < n; i++) {
-    struct pf_region *rg = (struct pf_region *)AO_load_acquire(&pf_regions[i]);
-    if (rg && rg->span >= 4 && (uintptr_t)p - rg->lo <= rg->span - 4)   /* (span < 4: no word) */
-      return rg;
-  }
-  return NULL;
-}
-
-static inline void
-pf_region_key(struct pf_region *rg, const void *p, struct pf_key *k, struct pf_table **tab)
-{
-  k->word = (uint64_t)((uintptr_t)p - rg->key_base);
-  k->space = PF_KEY_REGION;
-  *tab = &rg->att->tab;
-}
+/* The shared keys of regions.  The region layer installs its lookup in
+ * pf_key_region (src/region/handle.c) before it publishes its first region:
+ * fn(p, k, tab) is 1 with *k and *tab set when p is a word of an open
+ * region (its key is (region, offset) in the region's table), else 0.
+ * Until then the lookup is one load. */
+typedef int pf_key_region_fn(const void *p, struct pf_key *k, struct pf_table **tab);
+extern volatile AO_t pf_key_region;       /* pf_key_region_fn *, or 0 */
 
 /* Linux's get_futex_key checks: alignment (EINVAL), then the address
  * range (EFAULT).  A private key never touches memory, so the kernel
@@ -391,9 +373,9 @@ pf_emu_wake_idle(uint32_t *uaddr, unsigned int flags)
 
 /* Bucket locks (the pools' spinlocks: src/port.h).  Bucket locks are robust
  * in regions: a locker that finds the holder's process dead takes the lock
- * over and rebuilds the bucket from its slots (src/table.c).
- * pf_bucket_lock returns 0, or -ENOTRECOVERABLE when the region is
- * corrupt. */
+ * over and rebuilds the bucket from its slots (the table's ops,
+ * src/region/lock.c).  pf_bucket_lock returns 0, or -ENOTRECOVERABLE when
+ * the region is corrupt (-ENOMEM: this process has no entry in it). */
 int pf_bucket_lock(struct pf_table *tab, uint32_t i);
 void pf_bucket_unlock(struct pf_table *tab, uint32_t i);
 /* Two buckets, possibly of two tables, in a fixed order (table order, then
@@ -459,11 +441,6 @@ int pf_bucket_ready_locked(struct pf_table *tab, uint32_t i);
 void pf_node_unlink_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n);
 /* Give back n's count (A), if it holds one. */
 void pf_node_uncount_locked(struct pf_bucket *b, struct pf_node *n);
-/* A dead process's slot n (reference ref) met under bucket b's lock:
- * unlinked and freed (1), or left for later while its push may still be
- * on the incoming stack (0).  src/table.c. */
-int pf_slot_free_dead_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n, pf_ref ref,
-                             uint32_t owner);
 /* A waker's list of nodes to unpark after unlocking. */
 struct pf_wake_list {
   struct pf_table *tab;            /* the table of the nodes (one per list) */
@@ -478,7 +455,7 @@ int pf_bucket_ready2_locked(struct pf_table *t1, uint32_t i1, struct pf_table *t
  * them (FIFO) onto the list; returns how many.  The caller made bucket i
  * ready once since it took the lock, after its last store to a futex word
  * (wait.c (I)); this never drains.  In a region, a waiter whose
- * process died is unlinked and its slot freed instead: it is never counted. */
+ * process died is reaped instead (ops->reap): it is never counted. */
 int pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k,
                          uint32_t mask, int nr, struct pf_wake_list *l);
 /* After unlocking: unpark each (the token is the last touch). */
@@ -491,29 +468,6 @@ pf_word_load(const uint32_t *uaddr)
 }
 
 void pf_cpu_relax(unsigned int *spins);
-
-/* ---- Regions' liveness (src/region/) --------------------------------------- */
-/* This process's lock id in tab's region (src/region/proc.c), and whether the
- * process behind a lock id is gone (or the id is garbage). */
-uint32_t pf_region_lock_id(const struct pf_table *tab);
-int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
-/* The count of bucket locks held or being taken by the process behind
- * lock id `id`, in its entry (NULL: no such entry). */
-volatile unsigned int *pf_region_locking(const struct pf_table *tab, uint32_t id);
-/* Is the node's owning process alive (always, for the private table)? */
-int pf_node_owner_alive(const struct pf_table *tab, const struct pf_node *n);
-/* A region slot for a wait of this process: 0 and *ref, or -ENOMEM when the
- * pool is exhausted (after reclaiming the slots of dead processes, which
- * takes bucket locks: only when `crit`, inside a critical section; else
- * -EAGAIN: ask again inside one). */
-int pf_slot_claim(struct pf_table *tab, pf_ref *ref, int crit);
-/* Free n if its owner word is still `owner` (see src/region/slot.c). */
-void pf_slot_free(struct pf_table *tab, struct pf_node *n, uint32_t owner);
-/* This process still owns n (a corrupt region may free a slot under us). */
-int pf_slot_mine(const struct pf_table *tab, const struct pf_node *n);
-/* Waits of this process in progress on a region's words (close: EBUSY). */
-void pf_region_wait_begin(struct pf_table *tab);
-void pf_region_wait_end(struct pf_table *tab);
 
 /* --enable-sched-points (src/schedpt.h): a lock waiter's spin and a
  * region's slice are scheduling points; without it, nothing.  The crash

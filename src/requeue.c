@@ -64,10 +64,8 @@ pf_emu_requeue(const struct pf_req *r)
     while (moved < r->nr2 && (w = pf_walk_next(&it, &ref)) != NULL) {
       if (AO_int_load(&w->state) != PF_W_QUEUED || !pf_node_keyeq(w, &k1))
         continue;
-      if (t1->slots && !pf_node_owner_alive(t1, w)) {
-        (void)pf_slot_free_dead_locked(t1, b1, w, ref, AO_int_load(&w->owner));
-        continue;
-      }
+      if (t1->slots && t1->ops->reap(t1, b1, w, ref))
+        continue;                                       /* its process died */
       if (b1 != b2) {
         /* The count first, then the node's key and bucket (a rebuild after
          * a crash here files the node by its key), then the queues. */

@@ -43,7 +43,7 @@ struct pf_sched_hooks {
    * the scheduler does not control. */
   int (*park)(const volatile unsigned int *word, int timed);
   /* The clocks of a controlled thread (pf_clock_now): virtual time, so the
-   * slices and the lock lease of regions (wait.c (R), table.c) never
+   * slices and the lock lease of regions (wait.c (R), src/region/lock.c) never
    * depend on how fast the machine ran the schedule.  -ENOSYS: the real
    * clock. */
   int (*now)(int clock, struct timespec *ts);

@@ -5,25 +5,16 @@
  * none on any wait or wake path.
  *
  * Regions: memory another process can scribble on, and whose users can be
- * killed at any instruction.  So in a region's table
- *   - every reference is bounds-checked when resolved (pf_node_get) and
- *     every queue walk is bounded by the slot count: a bad link is
- *     corruption, answered by a rebuild of the bucket from its slots, and
- *     if that does not help by -ENOTRECOVERABLE, never a wild access or a
- *     loop;
- *   - a bucket lock names its holder (process entry and its generation), so
- *     a locker that finds the holder's process dead takes the lock over;
- *   - the queue is a cache: the truth is in the slots (key, state, owner,
- *     arrival number).  A locker that took a lock over from a dead holder,
- *     or found a queue corrupt, rebuilds the bucket from the slots
- *     (pf_bucket_rebuild_locked): whatever instruction the holder died at,
- *     the rebuilt queue holds exactly the live waiters that hash there, in
- *     arrival order, and the dead processes' slots are freed.  The waiter
- *     count is recomputed conservatively: never below the live slots' need
- *     nor the pending raises of operations in flight, so a waiter between
- *     (A) and its push may be counted twice.  An excess stays for good and
- *     costs that bucket its wake fast path (its wakes take the lock),
- *     never a wakeup. */
+ * killed at any instruction.  So in a region's table every reference is
+ * bounds-checked when resolved (pf_node_get) and every queue walk is
+ * bounded by the slot count: a bad link is corruption, answered by a
+ * rebuild of the bucket from its slots (the table's ops), and if that does
+ * not help by -ENOTRECOVERABLE, never a wild access or a loop.  What else a
+ * region's table needs (a lock that survives its holder, slots owned by
+ * processes, the rebuild) is the region layer's (src/region/lock.c and
+ * slot.c), reached through the table's ops (emu.h, struct pf_table_ops):
+ * this file never calls it on the private table.
+ */
 #include "emu.h"
 #include "os.h"
 
@@ -66,6 +57,7 @@ pf_table_init(void)
   pf_table.nbuckets = n;
   pf_table.bits = bits;
   pf_table.slots = NULL;
+  pf_table.ops = NULL;
   pf_table.rgn = NULL;
   pf_table.order = 0;
   if (pthread_atfork(NULL, NULL, pf_table_atfork_child) != 0)
@@ -105,20 +97,22 @@ pf_spin_unlock(AO_t *l)
   AO_store_release(l, 0);
 }
 
-/* A shared key (emu.h, pf_key_make): in a region's table, or this
- * process's shared-local space. */
+volatile AO_t pf_key_region;
+
+/* A shared key (emu.h, pf_key_make): in a region's table (the region
+ * layer's lookup, once a region was opened), or this process's
+ * shared-local space. */
 int
 pf_key_make_shared(uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
 {
-  struct pf_region *rg;
+  pf_key_region_fn *in_region;
   if (!PF_ALIGNED(uaddr))
     return -EINVAL;
   if (pf_addr_unreadable(uaddr))
     return -EFAULT;
-  if ((rg = pf_region_find(uaddr)) != NULL) {
-    pf_region_key(rg, uaddr, k, tab);
+  in_region = (pf_key_region_fn *)AO_load_acquire(&pf_key_region);
+  if (in_region && in_region(uaddr, k, tab))
     return 0;
-  }
   k->space = PF_KEY_SHARED_LOCAL;
   k->word = (uintptr_t)uaddr;
   *tab = &pf_table;
@@ -158,114 +152,28 @@ pf_emu_wake_idle_shared(uint32_t *uaddr)
 }
 
 /* ---- Bucket locks ---------------------------------------------------------- */
-/* The lock word: 0 free; the private table's holder is 1; a region's is
- * its lock id (src/region/proc.c: process entry + 1 and the entry's
- * generation). */
-uint32_t pf_region_lock_id(const struct pf_table *tab);
-int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
-static int pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i);
-
-/* Region locks this thread holds or is acquiring, per table (the owner test
- * below): a thread holds at most two bucket locks at a time (requeue and
- * wake_op), whose tables may be two regions. */
-struct pf_held {
-  const struct pf_table *tab;
-  unsigned int n;
-};
-#define PF_HELD_MAX 4
-#if defined(__GNUC__)
-static __thread __attribute__((tls_model("initial-exec"))) struct pf_held pf_held[PF_HELD_MAX];
-#else
-static __thread struct pf_held pf_held[PF_HELD_MAX];
-#endif
-
-static struct pf_held *
-pf_held_of(const struct pf_table *tab)
-{
-  unsigned int k;
-  struct pf_held *free_one = NULL;
-  for (k = 0; k < PF_HELD_MAX; k++) {
-    if (pf_held[k].n && pf_held[k].tab == tab)
-      return &pf_held[k];
-    if (!pf_held[k].n && !free_one)
-      free_one = &pf_held[k];
-  }
-  PF_ASSERT(free_one != NULL);
-  if (!free_one)
-    free_one = &pf_held[PF_HELD_MAX - 1];   /* never: at most two at a time */
-  free_one->tab = tab;
-  return free_one;
-}
-
-/* A region's lock word names its holder (lock id); each process counts, in
- * its entry, the locks its threads hold or are taking.  A locker that has
- * spun a while looks at the holder:
- *   - a process the OS says is gone (src/os.h; or an id that names none):
- *     the lock is taken over, once (a compare-and-swap of the word), and
- *     the bucket rebuilt from its slots;
- *   - a live process whose count is 0 holds no lock: the word is a
- *     scribble (corruption), taken over the same way;
- *   - this process, when every lock in flight in it on this table is this
- *     thread's: a scribble too;
- *   - otherwise a live holder: the locker waits, however long (a holder
- *     stopped by SIGSTOP or a debugger, or starved, keeps its lock, as a
- *     process-shared mutex's holder would).  No lock is ever taken from a
- *     live process.
- * A scribbled count can still make a live holder look like a scribble:
- * corruption then costs correctness, as any scribble may, never a crash
- * or a hang. */
+/* The lock word: 0 free; the private table's holder is 1.  A region's lock
+ * is its ops' (src/region/lock.c): it names its holder, and survives it. */
 int
 pf_bucket_lock(struct pf_table *tab, uint32_t i)
 {
-  volatile unsigned int *l = &tab->buckets[i].lock, *mine, *theirs;
-  struct pf_held *held;
-  uint32_t me, h;
-  unsigned int spins = 0, rounds = 0;
+  volatile unsigned int *l = &tab->buckets[i].lock;
+  unsigned int spins = 0;
 
-  if (!tab->rgn) {
+  if (!tab->ops) {
     while (AO_int_load(l) != 0 || !AO_int_compare_and_swap_full(l, 0, 1))
       pf_cpu_relax(&spins);
     return 0;
   }
-  me = pf_region_lock_id(tab);
-  if (me == 0 || (mine = pf_region_locking(tab, me)) == NULL)
-    return -ENOMEM;                         /* no process entry: no lock id */
-  AO_int_fetch_and_add_full(mine, 1);
-  held = pf_held_of(tab);
-  held->n++;
-  for (;;) {
-    h = AO_int_load(l);
-    if (h == 0 && AO_int_compare_and_swap_full(l, 0, me))
-      return 0;
-    pf_cpu_relax(&spins);
-    if (spins < 100 || (++rounds & 31) != 0 || h == 0)
-      continue;
-    if (h == me) {
-      if (AO_int_load(mine) == held->n && AO_int_load(l) == me)
-        return pf_bucket_rebuild_locked(tab, i);
-      continue;
-    }
-    theirs = pf_region_locking(tab, h);
-    if ((pf_region_lock_holder_dead(tab, h) || (theirs && AO_int_load(theirs) == 0))
-        && AO_int_compare_and_swap_full(l, h, me)) {
-      PF_CRASH("lock_takeover");
-      return pf_bucket_rebuild_locked(tab, i);
-    }
-  }
+  return tab->ops->lock(tab, i);
 }
 
 void
 pf_bucket_unlock(struct pf_table *tab, uint32_t i)
 {
   AO_int_store_release(&tab->buckets[i].lock, 0);
-  if (tab->rgn) {
-    volatile unsigned int *mine = pf_region_locking(tab, pf_region_lock_id(tab));
-    struct pf_held *held = pf_held_of(tab);
-    if (held->n)
-      held->n--;
-    if (mine)
-      AO_int_fetch_and_add_full(mine, (unsigned int)-1);
-  }
+  if (tab->ops)
+    tab->ops->unlocked(tab, i);
 }
 
 static int
@@ -406,131 +314,6 @@ pf_node_uncount_locked(struct pf_bucket *b, struct pf_node *n)
   }
 }
 
-/* Is node ref on bucket b's incoming stack (its lock held)?  Only pushes
- * change the stack while we hold the lock, and they add at the top, so a
- * walk from the top sees every node that was there when it started. */
-static int
-pf_node_on_stack_locked(struct pf_table *tab, struct pf_bucket *b, pf_ref ref)
-{
-  pf_ref s = AO_int_load(&b->incoming);
-  unsigned int budget = tab->nslots + 1;
-  while (s && budget--) {
-    struct pf_node *n;
-    if (s == ref)
-      return 1;
-    if (!(n = pf_node_get(tab, s)))
-      return 1;                           /* corrupt: do not free what may be there */
-    s = n->in_next;
-  }
-  return 0;
-}
-
-/* A dead process's slot n (ref), met under bucket b's lock: unlink it and
- * free it, unless its push landed after this operation's drain (a rebuild
- * links a pushed slot before its push lands): it is then still on the
- * incoming stack, and a freed slot there would be linked by the next
- * drain, free or claimed again (model/README, the KILLS=2 finding).  Left
- * as it is, the next drain takes it off the stack (it is linked: skipped)
- * and the next walk frees it.  1 if freed. */
-int
-pf_slot_free_dead_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n, pf_ref ref,
-                         uint32_t owner)
-{
-  if (n->pushed && pf_node_on_stack_locked(tab, b, ref))
-    return 0;
-  if (n->linked)
-    pf_node_unlink_locked(tab, b, n);
-  else
-    pf_node_uncount_locked(b, n);         /* never pushed */
-  pf_slot_free(tab, n, owner);
-  return 1;
-}
-
-/* ---- Rebuilding a region's bucket ------------------------------------------------ */
-
-/* Under bucket i's lock (taken over from a dead holder, or a queue found
- * corrupt): rebuild its queue, incoming stack and count from the slots. */
-static int
-pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i)
-{
-  struct pf_bucket *b = &tab->buckets[i];
-  uint32_t s, count = 0, dead = 0, cur;
-
-  if (!tab->slots)
-    return -ENOTRECOVERABLE;
-  (void)AO_int_fetch_and_add_full(&b->incoming, 0);
-  AO_int_store(&b->incoming, 0);      /* every pushed slot is found below */
-  b->head = b->tail = 0;
-  for (s = 0; s < tab->nslots; s++) {
-    struct pf_node *n = &tab->slots[s];
-    struct pf_key k;
-    uint32_t st = AO_int_load(&n->state);
-    if (n->owner == 0)
-      continue;
-    k.word = pf_node_keyword(n);
-    k.space = n->key_space;
-    if (st != PF_W_QUEUED && st != PF_W_DETACHED)
-      continue;
-    if (pf_key_bucket(tab, &k) != i)
-      continue;
-    if (!pf_node_owner_alive(tab, n) && !(n->pushed && AO_int_load(&b->incoming)
-                                           && pf_node_on_stack_locked(tab, b, s + 1))) {
-      /* (a dead slot whose push landed after the stack was emptied above
-       * is queued like a live one: the next walk frees it once a drain
-       * took it off the stack, pf_slot_free_dead_locked) */
-      uint32_t o = AO_int_load(&n->owner);
-      dead += n->counted != 0;
-      n->linked = 0;
-      n->counted = 0;
-      pf_slot_free(tab, n, o);
-      continue;
-    }
-    n->bucket = i;
-    n->counted = 1;
-    count++;
-    n->linked = 0;
-    PF_CRASH("rebuild_mid");
-    if (n->pushed) {
-      /* insert by arrival number (wrapping compare): after the last node
-       * that came before it */
-      struct pf_walk it;
-      struct pf_node *at, *after = NULL, *nx;
-      pf_ref r, after_ref = 0, ref = s + 1;
-      pf_walk_start(&it, tab, b);
-      while ((at = pf_walk_next(&it, &r)) != NULL && (int32_t)(n->seq - at->seq) >= 0) {
-        after = at;
-        after_ref = r;
-      }
-      n->in_next = 0;
-      n->prev = after_ref;
-      n->next = after ? after->next : b->head;
-      nx = pf_node_get(tab, n->next);
-      if (!nx)
-        n->next = 0;
-      if (after)
-        after->next = ref;
-      else
-        b->head = ref;
-      if (nx)
-        nx->prev = ref;
-      else
-        b->tail = ref;
-      n->linked = 1;
-    }
-  }
-  /* The count: never below what the live slots need, and never lowered
-   * below the current count less the dead slots' shares, which may hold
-   * the pending raises of operations in flight ((A) before a node is
-   * QUEUED, (C) of a requeue waiting for this lock). */
-  cur = AO_int_load(&b->waiters);
-  cur = cur >= dead ? cur - dead : 0;
-  if (cur > tab->nslots * 2 + 64)
-    cur = 0;                          /* garbage: the slots' count it is */
-  AO_int_store(&b->waiters, cur > count ? cur : count);
-  AO_nop_full();
-  return 0;
-}
-
 /* Walk-and-check of a bucket's queue, bounded: 0 when every link resolves
  * and the list is consistent, else -ENOTRECOVERABLE. */
 static int
@@ -558,7 +341,7 @@ pf_bucket_ready_locked(struct pf_table *tab, uint32_t i)
     return ret;
   if (ret == 0 && pf_queue_check_locked(tab, b) == 0)
     return 0;
-  if ((ret = pf_bucket_rebuild_locked(tab, i)) < 0)
+  if ((ret = tab->ops->rebuild(tab, i)) < 0)
     return ret;
   return pf_queue_check_locked(tab, b);
 }
@@ -597,7 +380,7 @@ pf_waiter_dequeue(struct pf_waiter *w, uint32_t to, int dead)
       return 1;                             /* unusable region: off it, as far as we can */
     if (tab->slots && AO_int_load(&n->bucket) >= tab->nbuckets)
       AO_int_store(&n->bucket, idx);
-    if (tab->slots && !pf_slot_mine(tab, n)) {
+    if (tab->slots && !tab->ops->slot_mine(tab, n)) {
       pf_bucket_unlock(tab, idx);           /* corruption freed it: not ours to touch */
       return 1;
     }
@@ -634,11 +417,9 @@ pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, u
   while (n < nr && (w = pf_walk_next(&it, &r)) != NULL) {
     if (AO_int_load(&w->state) != PF_W_QUEUED || !pf_node_keyeq(w, k) || !(w->bitset & mask))
       continue;                           /* (G) a detached node its owner will remove */
-    if (tab->slots && !pf_node_owner_alive(tab, w)) {
-      /* Its process died: the kernel would have dropped it at exit. */
-      (void)pf_slot_free_dead_locked(tab, b, w, r, AO_int_load(&w->owner));
-      continue;
-    }
+    if (tab->slots && tab->ops->reap(tab, b, w, r))
+      continue;                           /* its process died: the kernel would have
+                                             dropped it at exit */
     /* Off the queue, WAKING, and only then out of the count: a waker that
      * dies between the unlink and the mark leaves a QUEUED node that no
      * wake would find (its waiter sleeps on, slice after slice) if the
@@ -647,7 +428,7 @@ pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, u
     pf_queue_unlink_locked(tab, b, w);
     w->linked = 0;
     if (tab->slots)
-      w->waker = pf_region_lock_id(tab);
+      w->waker = tab->ops->lock_id(tab);
     AO_int_store(&w->state, PF_W_WAKING);
     pf_node_uncount_locked(b, w);
     PF_CRASH("wake_marked");

@@ -201,8 +201,8 @@ pf_waiter_release(struct pf_waiter *w)
 {
   struct pf_table *tab = w->tab;
   if (tab && tab->slots) {
-    pf_slot_free(tab, w->node, pf_region_lock_id(tab));
-    pf_region_wait_end(tab);
+    tab->ops->slot_release(tab, w->node);
+    tab->ops->wait_end(tab);
   }
   w->tab = NULL;
   w->node = &w->n;
@@ -226,7 +226,7 @@ pf_waiter_abandon(struct pf_waiter *w)
      * parker starts its next wait empty and no waker touches w later. */
     pf_emu_port->collect(&w->parker, &n->park, w->tab->slots != NULL);
   }
-  if (!w->tab->slots || pf_slot_mine(w->tab, n))
+  if (!w->tab->slots || w->tab->ops->slot_mine(w->tab, n))
     AO_int_store(&n->state, PF_W_IDLE);
   pf_waiter_release(w);
 }
@@ -250,7 +250,7 @@ pf_self_pop(struct pf_thread *t, struct pf_waiter *w)
   if (PF_LIKELY(w->tab == &pf_table)) {
     AO_int_store(&w->node->state, PF_W_IDLE);
   } else if (w->tab) {
-    if (pf_slot_mine(w->tab, w->node))
+    if (w->tab->ops->slot_mine(w->tab, w->node))
       AO_int_store(&w->node->state, PF_W_IDLE);
     pf_waiter_release(w);
   }

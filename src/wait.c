@@ -144,8 +144,6 @@
  * between WAKING and the token sleeps before it notices. */
 #define PF_REGION_SLICE_NS 1000000000L
 
-uint32_t pf_region_next_seq(struct pf_table *tab);
-
 /* Under a critical section: make sure w is off its queue, and take it off
  * if still QUEUED (to GONE): 1 if we took it, 0 if a waker or a handler
  * did (the token is then due). */
@@ -220,7 +218,7 @@ pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async)
     if (ret != -ETIMEDOUT || last)
       return ret;
     /* a slice without a token: counted meanwhile (R), or not ours any more */
-    if (AO_int_load(&w->node->state) != PF_W_QUEUED || !pf_slot_mine(w->tab, w->node))
+    if (AO_int_load(&w->node->state) != PF_W_QUEUED || !w->tab->ops->slot_mine(w->tab, w->node))
       return 0;
   }
 }
@@ -240,7 +238,7 @@ pf_waiter_collect(struct pf_waiter *w)
 static int
 pf_waiter_intact(const struct pf_waiter *w)
 {
-  return !w->tab->slots || pf_slot_mine(w->tab, w->node);
+  return !w->tab->slots || w->tab->ops->slot_mine(w->tab, w->node);
 }
 
 /* Park w until a waker takes it, its deadline passes or a handler runs.
@@ -369,14 +367,14 @@ pf_waiter_claim(const struct pf_req *r, struct pf_table *tab, uintptr_t frame,
            * (A siglongjmp or an asynchronous cancellation landing between
            * the claim and the next store would leave the slot owned by this
            * process until it exits: README, limits.) */
-          if (pf_slot_claim(tab, &ref, 0) < 0) {
+          if (tab->ops->slot_claim(tab, &ref, 0) < 0) {
             w->tab = NULL;
             t->depth = 0;
             goto slow;
           }
           w->node = &tab->slots[ref - 1];
           w->ref = ref;
-          pf_region_wait_begin(tab);
+          tab->ops->wait_begin(tab);
         } else {
           w->ref = t->index * PF_NEST_MAX + 1;
         }
@@ -398,7 +396,7 @@ slow:
     goto out;
   w = &t->nodes[t->depth];
   if (tab->slots) {
-    if ((ret = pf_slot_claim(tab, &ref, 1)) < 0)
+    if ((ret = tab->ops->slot_claim(tab, &ref, 1)) < 0)
       goto out;
     w->node = &tab->slots[ref - 1];
   } else {
@@ -407,14 +405,14 @@ slow:
   }
   if ((ret = pf_emu_port->prepare(&w->parker, &w->node->park)) < 0) {
     if (tab->slots)
-      pf_slot_free(tab, w->node, pf_region_lock_id(tab));
+      tab->ops->slot_release(tab, w->node);
     goto out;
   }
   w->tab = tab;
   w->ref = ref;
   w->frame = frame;
   if (tab->slots)
-    pf_region_wait_begin(tab);
+    tab->ops->wait_begin(tab);
   t->depth++;
   *tp = t;
   *wp = w;
@@ -451,7 +449,7 @@ pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_k
   n->waker = 0;
   n->in_next = 0;
   if (tab->slots)
-    n->seq = pf_region_next_seq(tab);
+    n->seq = tab->ops->next_seq(tab);
   AO_int_store(&n->state, PF_W_QUEUED);
   PF_CRASH("wait_queued");
   AO_int_fetch_and_add_full(&b->waiters, 1);            /* (A) */

@@ -4,7 +4,8 @@
  * a corrupt header of a named region makes a new open fail with a clear
  * errno.
  *
- * (a) Live regions (white-box: the handle, src/emu.h, locates the parts).
+ * (a) Live regions (white-box: the handle, src/region/internal.h, locates
+ *     the parts).
  *     Five classes of target: the header, the process table, the buckets,
  *     the slots, and the whole table; each runs RC_EPOCHS fresh anonymous
  *     regions (slots 16, buckets 4, procs 8) of RC_ROUNDS rounds, 300 rounds

@@ -5,7 +5,6 @@
 
 #include <string.h>
 
-#ifdef PF_HAVE_EMU
 int
 pf_region_check(struct pf_region *rg, struct pf_region_stats *st, const char **why)
 {
@@ -78,4 +77,3 @@ pf_region_check(struct pf_region *rg, struct pf_region_stats *st, const char **w
   }
   return 0;
 }
-#endif

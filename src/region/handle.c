@@ -26,19 +26,49 @@ pthread_mutex_t pf_regions_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct pf_rgn_att *pf_atts;          /* pf_regions_lock */
 
+#ifdef PF_HAVE_EMU
 /* Waits of this process in progress on an attachment's words: a close of
  * its last handle meanwhile is EBUSY. */
-void
+static void
 pf_region_wait_begin(struct pf_table *tab)
 {
   AO_fetch_and_add1_full(&pf_tab_att(tab)->waits);
 }
 
-void
+static void
 pf_region_wait_end(struct pf_table *tab)
 {
   AO_fetch_and_sub1_full(&pf_tab_att(tab)->waits);
 }
+
+/* How the engine reaches a region's table (src/emu.h, struct pf_table_ops;
+ * the functions: internal.h). */
+static const struct pf_table_ops pf_region_table_ops = {
+  .lock = pf_region_bucket_lock,
+  .unlocked = pf_region_bucket_unlocked,
+  .rebuild = pf_bucket_rebuild_locked,
+  .reap = pf_slot_reap_locked,
+  .lock_id = pf_region_lock_id,
+  .slot_claim = pf_slot_claim,
+  .slot_release = pf_slot_release,
+  .slot_mine = pf_slot_mine,
+  .next_seq = pf_region_next_seq,
+  .wait_begin = pf_region_wait_begin,
+  .wait_end = pf_region_wait_end,
+};
+
+/* The engine's lookup of shared keys (src/emu.h, pf_key_region): the
+ * registry, read lock-free. */
+static int
+pf_region_key_lookup(const void *p, struct pf_key *k, struct pf_table **tab)
+{
+  struct pf_region *rg = pf_region_find(p);
+  if (!rg)
+    return 0;
+  pf_region_key(rg, p, k, tab);
+  return 1;
+}
+#endif
 
 /* Closed handles, kept for reuse: a handle stays valid memory after close,
  * so closing it again is EINVAL, not a use after free (as a closed file
@@ -173,6 +203,9 @@ pf_att_new(const char *id, int fd, char *map, size_t map_len, const struct pf_ge
   a->tab.slots = (struct pf_node *)(void *)(map + g->slots_off);
   a->tab.nslots = g->nslots;
   a->tab.rgn = a;
+#ifdef PF_HAVE_EMU
+  a->tab.ops = &pf_region_table_ops;
+#endif
   a->tab.order = a->hdr->order;
   return a;
 }
@@ -221,6 +254,10 @@ pf_region_register(struct pf_region *rg, int fd, const char *name, const struct 
   a->refs++;
   rg->att = a;
   rg->slot = i;
+#ifdef PF_HAVE_EMU
+  if (AO_load(&pf_key_region) == 0)         /* the engine looks in the registry from now on */
+    AO_store_release(&pf_key_region, (AO_t)pf_region_key_lookup);
+#endif
   AO_store_release(&pf_regions[i], (AO_t)rg);
   if ((AO_t)i >= AO_load(&pf_regions_n))
     AO_store_release(&pf_regions_n, (AO_t)i + 1);

@@ -7,7 +7,10 @@
  * wait.c, wake.c, wake_op.c, requeue.c); under the native backend the
  * kernel keys the shared mapping itself and the table is simply unused.
  * The layer builds on the engine (src/emu.h); the engine never includes
- * these headers.
+ * these headers.  It plugs into the engine in two places: a region's
+ * table carries the layer's ops (struct pf_table_ops: the robust lock,
+ * the rebuild, the slots; handle.c), and the engine's shared keys ask the
+ * layer's lookup (pf_key_region) which region a word is in.
  *
  * One file per job:
  *   region.h    the layout of the shared memory, what processes share
@@ -19,8 +22,12 @@
  *   layout.c    geometry, a new region's layout, the check of one found
  *   proc.c      process entries, lock ids and whether they are alive, fork
  *   live.c      the liveness mechanisms (with the OS's half, src/os.h)
- *   slot.c      the slot pool: claim, free, scavenge, the generation sweep
+ *   slot.c      the slot pool: claim, free, reap, scavenge, the generation
+ *               sweep
+ *   lock.c      the robust bucket lock (takeover, the holders' counts) and
+ *               the rebuild of a bucket from its slots
  *   check.c     pf_region_check (white-box)
+ * lock.c, slot.c and check.c are the emulation's only (configure: a port).
  */
 #ifndef PF_REGION_INTERNAL_H
 #define PF_REGION_INTERNAL_H
@@ -31,6 +38,74 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <unistd.h>
+
+#define pf_region pfutex_region        /* the public handle is the layer's region */
+
+/* ---- Attachments and handles ----------------------------------------------- */
+/* A region object as this process is attached to it: one per object, however
+ * many handles (and mappings) the process has open on it, so every mapping
+ * of a word is one futex, one table, one process entry.  The layout of the
+ * shared memory itself is in region.h. */
+struct pf_rgn_att {
+  struct pf_table tab;             /* the region's table (geometry validated once) */
+  struct pf_rgn_hdr *hdr;
+  struct pf_rgn_proc *procs;
+  uint32_t nprocs;
+  uint32_t me;                     /* this process's lock id: entry + 1 and the
+                                      entry's generation << 16 (0: none) */
+  int pid;                         /* the process me was claimed for (fork) */
+  int fd;                          /* the object's descriptor (close-on-exec): the
+                                      OS's record of who is alive (src/os.h); -1 none */
+  uint32_t live;                   /* the region's liveness mechanism (PF_LIVE_*) */
+  char id[80];                     /* the object's identity ("" : unique) */
+  char *map;                       /* the mapping the table is in */
+  size_t map_len;
+  int refs;                        /* handles (pf_regions_lock) */
+  int nfds;                        /* more descriptors of the object, closed with it */
+  int fds[8];
+  AO_t waits;                      /* waits of this process in progress on it */
+  struct pf_rgn_att *next;         /* all attachments (pf_regions_lock; never freed) */
+};
+
+/* A handle (pfutex_region_t): one open of a region, with its mapping. */
+struct pfutex_region {
+  uintptr_t lo, span;              /* its futex words: [lo, lo + span) here */
+  uintptr_t key_base;              /* a word's key is its address - key_base */
+  struct pf_rgn_att *att;          /* the object's attachment */
+  char *map;                       /* this handle's mapping (the whole region, or for
+                                      attach the table beside the user's object) */
+  size_t map_len;
+  void *user;
+  size_t user_len;
+  int kind;                        /* PF_RGN_NAMED, _ANON, _ATTACH */
+  int slot;                        /* in pf_regions */
+  struct pfutex_region *next_free; /* closed handles kept for reuse (handle.c) */
+};
+#define PF_REGIONS_MAX 64
+extern volatile AO_t pf_regions[PF_REGIONS_MAX];   /* struct pfutex_region *, or 0 */
+extern volatile AO_t pf_regions_n;                 /* high-water mark */
+
+/* The region holding the word [p, p+4), or NULL.  Lock-free: a load when
+ * no region is open, a few per region otherwise. */
+static inline struct pf_region *
+pf_region_find(const void *p)
+{
+  AO_t n = AO_load_acquire(&pf_regions_n), i;
+  for (i = 0; i < n; i++) {
+    struct pf_region *rg = (struct pf_region *)AO_load_acquire(&pf_regions[i]);
+    if (rg && rg->span >= 4 && (uintptr_t)p - rg->lo <= rg->span - 4)   /* (span < 4: no word) */
+      return rg;
+  }
+  return NULL;
+}
+
+static inline void
+pf_region_key(struct pf_region *rg, const void *p, struct pf_key *k, struct pf_table **tab)
+{
+  k->word = (uint64_t)((uintptr_t)p - rg->key_base);
+  k->space = PF_KEY_REGION;
+  *tab = &rg->att->tab;
+}
 
 /* ---- Geometry and layout (layout.c) --------------------------------------- */
 struct pf_geom {
@@ -61,7 +136,7 @@ int pf_attach_name(int fd, char *buf, size_t len, struct stat *st);
 /* Remove an object's name (shm_unlink; Windows: object.c). */
 int pf_region_obj_unlink(const char *name);
 
-/* ---- Handles and attachments (handle.c) ----------------------------------- */
+/* ---- The registry, handles and attachments (handle.c) --------------------- */
 extern pthread_mutex_t pf_regions_lock;    /* the registry, the attachments, closed handles */
 extern struct pf_rgn_att *pf_atts;         /* every attachment (pf_regions_lock; never freed) */
 /* Keep fd with its object's attachment, or close it. */
@@ -90,11 +165,22 @@ pf_rgn_pid(void)
   return p;
 }
 
+/* A region's table is its attachment's (emu.h, struct pf_table: rgn). */
 static inline struct pf_rgn_att *
 pf_tab_att(const struct pf_table *tab)
 {
   return tab->rgn;
 }
+
+/* This process's lock id in tab's region, and whether the process behind
+ * a lock id is gone (or the id is garbage). */
+uint32_t pf_region_lock_id(const struct pf_table *tab);
+int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
+/* The count of bucket locks held or being taken by the process behind
+ * lock id `id`, in its entry (NULL: no such entry). */
+volatile unsigned int *pf_region_locking(const struct pf_table *tab, uint32_t id);
+/* Is the node's owning process alive (always, for the private table)? */
+int pf_node_owner_alive(const struct pf_table *tab, const struct pf_node *n);
 
 /* Is the process behind lock id `id` gone (or is id garbage)? */
 int pf_region_id_dead(const struct pf_rgn_att *a, uint32_t id);
@@ -113,10 +199,25 @@ int pf_live_claim(uint32_t live, int fd, uint32_t e, struct pf_rgn_proc *p);
 int pf_live_held(uint32_t live, int fd, uint32_t e, const struct pf_rgn_proc *p);
 void pf_live_release(uint32_t live, int fd, uint32_t e, struct pf_rgn_proc *p);
 
-
-/* ---- Slots (slot.c) -------------------------------------------------------- */
-/* The next arrival number of a region's queues (a rebuild orders by it). */
+/* ---- Slots (slot.c) and the lock (lock.c): the table's ops ----------------- */
+/* The ops (emu.h, struct pf_table_ops, where each is described):
+ * lock, unlocked, rebuild (lock.c), reap, slot_claim, slot_release,
+ * slot_mine, next_seq (slot.c), lock_id (proc.c), wait_begin, wait_end
+ * (handle.c, which fills the table in). */
+int pf_region_bucket_lock(struct pf_table *tab, uint32_t i);
+void pf_region_bucket_unlocked(struct pf_table *tab, uint32_t i);
+/* Also after a takeover, by the lock itself. */
+int pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i);
+int pf_slot_reap_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n, pf_ref ref);
+int pf_slot_claim(struct pf_table *tab, pf_ref *ref, int crit);
+void pf_slot_release(struct pf_table *tab, struct pf_node *n);
+int pf_slot_mine(const struct pf_table *tab, const struct pf_node *n);
 uint32_t pf_region_next_seq(struct pf_table *tab);
+/* Free n if its owner word is still `owner`: this process's lock id, or a
+ * dead process's (slot.c). */
+void pf_slot_free(struct pf_table *tab, struct pf_node *n, uint32_t owner);
+/* Is node ref on bucket b's incoming stack (its lock held)? */
+int pf_node_on_stack_locked(struct pf_table *tab, struct pf_bucket *b, pf_ref ref);
 #ifdef PF_HAVE_EMU
 /* Entry e's generation wrapped: clear what its earlier owners left. */
 void pf_att_sweep_entry(struct pf_rgn_att *a, uint32_t e);

@@ -343,7 +343,7 @@ hook_spin(const char *file, int line)
   th[me].file = file;
   th[me].line = line;
   /* A lock held by a dead process never changes by itself: the waiter
-   * goes on at once, to find the holder dead (table.c). */
+   * goes on at once, to find the holder dead (src/region/lock.c). */
   if (th[me].last && lockid_dead(*th[me].last))
     return;
   th[me].state = T_SPIN;

@@ -29,8 +29,8 @@
  * consistent (pf_region_check) and, after scavenging, holds no slot.
  *
  * Time and death.  Controlled threads see a frozen virtual clock
- * (ctl.c): a region's 1 s lock lease (table.c) never expires, and its
- * 1 s park slices (wait.c (R)) and bounded collects are fired by the
+ * (ctl.c): a region's 1 s lock lease (src/region/lock.c) never expires,
+ * and its 1 s park slices (wait.c (R)) and bounded collects are fired by the
  * scheduler, only once the waiter was counted (its slot no longer
  * QUEUED; before that a slice only parks again).  A region's timed wait
  * takes a deadline half a slice from the virtual now, so it is one park

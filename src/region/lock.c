@@ -1,0 +1,202 @@
+/* lock.c - regions: the robust bucket lock, and the rebuild of a bucket from
+ * its slots.  The engine's pf_bucket_lock / pf_bucket_unlock come here for
+ * a region's table (its ops: lock, unlocked, rebuild).
+ *
+ *   - A bucket lock names its holder (lock id: process entry and its
+ *     generation, proc.c), so a locker that finds the holder's process
+ *     dead takes the lock over.
+ *   - The queue is a cache: the truth is in the slots (key, state, owner,
+ *     arrival number).  A locker that took a lock over from a dead holder,
+ *     or found a queue corrupt, rebuilds the bucket from the slots
+ *     (pf_bucket_rebuild_locked): whatever instruction the holder died at,
+ *     the rebuilt queue holds exactly the live waiters that hash there, in
+ *     arrival order, and the dead processes' slots are freed.  The waiter
+ *     count is recomputed conservatively: never below the live slots' need
+ *     nor the pending raises of operations in flight, so a waiter between
+ *     (A) and its push may be counted twice.  An excess stays for good and
+ *     costs that bucket its wake fast path (its wakes take the lock),
+ *     never a wakeup.
+ */
+#include "internal.h"
+
+/* Region locks this thread holds or is acquiring, per table (the owner test
+ * below): a thread holds at most two bucket locks at a time (requeue and
+ * wake_op), whose tables may be two regions. */
+struct pf_held {
+  const struct pf_table *tab;
+  unsigned int n;
+};
+#define PF_HELD_MAX 4
+#if defined(__GNUC__)
+static __thread __attribute__((tls_model("initial-exec"))) struct pf_held pf_held[PF_HELD_MAX];
+#else
+static __thread struct pf_held pf_held[PF_HELD_MAX];
+#endif
+
+static struct pf_held *
+pf_held_of(const struct pf_table *tab)
+{
+  unsigned int k;
+  struct pf_held *free_one = NULL;
+  for (k = 0; k < PF_HELD_MAX; k++) {
+    if (pf_held[k].n && pf_held[k].tab == tab)
+      return &pf_held[k];
+    if (!pf_held[k].n && !free_one)
+      free_one = &pf_held[k];
+  }
+  PF_ASSERT(free_one != NULL);
+  if (!free_one)
+    free_one = &pf_held[PF_HELD_MAX - 1];   /* never: at most two at a time */
+  free_one->tab = tab;
+  return free_one;
+}
+
+/* A region's lock word names its holder (lock id); each process counts, in
+ * its entry, the locks its threads hold or are taking.  A locker that has
+ * spun a while looks at the holder:
+ *   - a process the OS says is gone (src/os.h; or an id that names none):
+ *     the lock is taken over, once (a compare-and-swap of the word), and
+ *     the bucket rebuilt from its slots;
+ *   - a live process whose count is 0 holds no lock: the word is a
+ *     scribble (corruption), taken over the same way;
+ *   - this process, when every lock in flight in it on this table is this
+ *     thread's: a scribble too;
+ *   - otherwise a live holder: the locker waits, however long (a holder
+ *     stopped by SIGSTOP or a debugger, or starved, keeps its lock, as a
+ *     process-shared mutex's holder would).  No lock is ever taken from a
+ *     live process.
+ * A scribbled count can still make a live holder look like a scribble:
+ * corruption then costs correctness, as any scribble may, never a crash
+ * or a hang. */
+int
+pf_region_bucket_lock(struct pf_table *tab, uint32_t i)
+{
+  volatile unsigned int *l = &tab->buckets[i].lock, *mine, *theirs;
+  struct pf_held *held;
+  uint32_t me, h;
+  unsigned int spins = 0, rounds = 0;
+
+  me = pf_region_lock_id(tab);
+  if (me == 0 || (mine = pf_region_locking(tab, me)) == NULL)
+    return -ENOMEM;                         /* no process entry: no lock id */
+  AO_int_fetch_and_add_full(mine, 1);
+  held = pf_held_of(tab);
+  held->n++;
+  for (;;) {
+    h = AO_int_load(l);
+    if (h == 0 && AO_int_compare_and_swap_full(l, 0, me))
+      return 0;
+    pf_cpu_relax(&spins);
+    if (spins < 100 || (++rounds & 31) != 0 || h == 0)
+      continue;
+    if (h == me) {
+      if (AO_int_load(mine) == held->n && AO_int_load(l) == me)
+        return pf_bucket_rebuild_locked(tab, i);
+      continue;
+    }
+    theirs = pf_region_locking(tab, h);
+    if ((pf_region_lock_holder_dead(tab, h) || (theirs && AO_int_load(theirs) == 0))
+        && AO_int_compare_and_swap_full(l, h, me)) {
+      PF_CRASH("lock_takeover");
+      return pf_bucket_rebuild_locked(tab, i);
+    }
+  }
+}
+
+/* After pf_bucket_unlock's release store of the word (src/table.c). */
+void
+pf_region_bucket_unlocked(struct pf_table *tab, uint32_t i)
+{
+  volatile unsigned int *mine = pf_region_locking(tab, pf_region_lock_id(tab));
+  struct pf_held *held = pf_held_of(tab);
+  (void)i;
+  if (held->n)
+    held->n--;
+  if (mine)
+    AO_int_fetch_and_add_full(mine, (unsigned int)-1);
+}
+
+/* ---- Rebuilding a region's bucket ------------------------------------------------ */
+
+/* Under bucket i's lock (taken over from a dead holder, or a queue found
+ * corrupt): rebuild its queue, incoming stack and count from the slots. */
+int
+pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i)
+{
+  struct pf_bucket *b = &tab->buckets[i];
+  uint32_t s, count = 0, dead = 0, cur;
+
+  if (!tab->slots)
+    return -ENOTRECOVERABLE;
+  (void)AO_int_fetch_and_add_full(&b->incoming, 0);
+  AO_int_store(&b->incoming, 0);      /* every pushed slot is found below */
+  b->head = b->tail = 0;
+  for (s = 0; s < tab->nslots; s++) {
+    struct pf_node *n = &tab->slots[s];
+    struct pf_key k;
+    uint32_t st = AO_int_load(&n->state);
+    if (n->owner == 0)
+      continue;
+    k.word = pf_node_keyword(n);
+    k.space = n->key_space;
+    if (st != PF_W_QUEUED && st != PF_W_DETACHED)
+      continue;
+    if (pf_key_bucket(tab, &k) != i)
+      continue;
+    if (!pf_node_owner_alive(tab, n) && !(n->pushed && AO_int_load(&b->incoming)
+                                           && pf_node_on_stack_locked(tab, b, s + 1))) {
+      /* (a dead slot whose push landed after the stack was emptied above
+       * is queued like a live one: the next walk frees it once a drain
+       * took it off the stack, pf_slot_free_dead_locked) */
+      uint32_t o = AO_int_load(&n->owner);
+      dead += n->counted != 0;
+      n->linked = 0;
+      n->counted = 0;
+      pf_slot_free(tab, n, o);
+      continue;
+    }
+    n->bucket = i;
+    n->counted = 1;
+    count++;
+    n->linked = 0;
+    PF_CRASH("rebuild_mid");
+    if (n->pushed) {
+      /* insert by arrival number (wrapping compare): after the last node
+       * that came before it */
+      struct pf_walk it;
+      struct pf_node *at, *after = NULL, *nx;
+      pf_ref r, after_ref = 0, ref = s + 1;
+      pf_walk_start(&it, tab, b);
+      while ((at = pf_walk_next(&it, &r)) != NULL && (int32_t)(n->seq - at->seq) >= 0) {
+        after = at;
+        after_ref = r;
+      }
+      n->in_next = 0;
+      n->prev = after_ref;
+      n->next = after ? after->next : b->head;
+      nx = pf_node_get(tab, n->next);
+      if (!nx)
+        n->next = 0;
+      if (after)
+        after->next = ref;
+      else
+        b->head = ref;
+      if (nx)
+        nx->prev = ref;
+      else
+        b->tail = ref;
+      n->linked = 1;
+    }
+  }
+  /* The count: never below what the live slots need, and never lowered
+   * below the current count less the dead slots' shares, which may hold
+   * the pending raises of operations in flight ((A) before a node is
+   * QUEUED, (C) of a requeue waiting for this lock). */
+  cur = AO_int_load(&b->waiters);
+  cur = cur >= dead ? cur - dead : 0;
+  if (cur > tab->nslots * 2 + 64)
+    cur = 0;                          /* garbage: the slots' count it is */
+  AO_int_store(&b->waiters, cur > count ? cur : count);
+  AO_nop_full();
+  return 0;
+}
