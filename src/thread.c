@@ -46,7 +46,7 @@ static PF_TLS struct pf_thread *pf_self;    /* this thread's record, or NULL */
 static PF_TLS int pf_self_exited;           /* its key destructor has run */
 
 static pthread_key_t pf_thread_key;
-sigset_t pf_sig_nonfault;                   /* emu.h */
+sigset_t pf_sig_nonfault;                   /* port.h */
 
 /* The pool.  pf_pool_lock is a spinlock taken only inside a critical
  * section (signals blocked), so a handler never meets it held. */

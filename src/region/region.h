@@ -73,7 +73,7 @@ struct pf_rgn_proc {
   uint32_t gen;
   uint32_t locking;        /* bucket locks its threads hold or are taking: a
                               lock word naming a live process whose count is
-                              0 is a scribble, taken over (src/table.c) */
+                              0 is a scribble, taken over (lock.c) */
   uint32_t reserved;
   uint32_t start_lo, start_hi;   /* Windows: the owner's creation time */
   uint32_t reserved2[2];
