@@ -424,9 +424,13 @@ rs_raw_map(const char *name, size_t *len)
     return NULL;
   }
   m = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-  close(fd);
-  if (m == MAP_FAILED)
+  /* fd stays open: where the OS's record locks on the object say who is
+   * alive (src/os.h), closing a descriptor of it would drop this process's
+   * locks, and its peers would take it for dead (doc/regions.md). */
+  if (m == MAP_FAILED) {
+    close(fd);
     return NULL;
+  }
   *len = (size_t)st.st_size;
   return m;
 }
