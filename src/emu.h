@@ -381,6 +381,8 @@ struct pf_rgn_att {
   int fd;                          /* the object's descriptor (close-on-exec): the
                                       OS's record of who is alive (src/os.h); -1 none */
   uint32_t live;                   /* the region's liveness mechanism (PF_LIVE_*) */
+  int live_fd;                     /* the descriptor its record locks are on: fd, a
+                                      companion file's (lockfile), or -1 (start) */
   char id[80];                     /* the object's identity ("" : unique) */
   char *map;                       /* the mapping the table is in */
   size_t map_len;

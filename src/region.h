@@ -78,7 +78,13 @@ struct pf_rgn_proc {
 };
 
 /* The liveness mechanisms (src/os.h, src/live.c). */
-enum { PF_LIVE_LOCK = 1, PF_LIVE_START = 2 };
+enum { PF_LIVE_LOCK = 1, PF_LIVE_START = 2, PF_LIVE_LOCKFILE = 3 };
+/* lockfile: the record locks are on a companion regular file (the host's
+ * shm objects refuse them): its path for region object `name` (NULL: an
+ * anonymous region, a temporary file unlinked at once), opened or created
+ * (0600 | mode's read/write bits): a descriptor, or -errno. */
+int pf_live_file_open(const char *name, mode_t mode);
+int pf_live_file_unlink(const char *name);
 int pf_live_supported(uint32_t live);
 /* Entry e's owner: become it (0, -EBUSY when a live process is, -errno), is
  * it a live process other than this one (1) or gone (0), give it up. */

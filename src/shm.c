@@ -136,7 +136,7 @@ pf_region_id_dead(const struct pf_rgn_att *a, uint32_t id)
   gen = AO_int_load(&p->gen);
   if ((gen & 0xffffu) != id >> 16)
     return 1;
-  return !pf_live_held(a->live, a->fd, e - 1, p);
+  return !pf_live_held(a->live, a->live_fd, e - 1, p);
 }
 
 int
@@ -316,7 +316,7 @@ pf_att_proc_claim(struct pf_rgn_att *a)
   for (e = 0; e < a->nprocs; e++) {
     struct pf_rgn_proc *p = &a->procs[e];
     uint32_t gen, old;
-    int ret = pf_live_claim(a->live, a->fd, e, p);
+    int ret = pf_live_claim(a->live, a->live_fd, e, p);
     if (ret == -EBUSY)
       continue;
     if (ret < 0)
@@ -349,7 +349,7 @@ pf_att_proc_release(struct pf_rgn_att *a)
   uint32_t e = a->me & 0xffffu;
   if (a->me && a->pid == (int)getpid() && e <= a->nprocs) {
     (void)AO_int_compare_and_swap_full(&a->procs[e - 1].pid, (uint32_t)a->pid, 0);
-    pf_live_release(a->live, a->fd, e - 1, &a->procs[e - 1]);
+    pf_live_release(a->live, a->live_fd, e - 1, &a->procs[e - 1]);
   }
   a->me = 0;
 }
@@ -445,19 +445,22 @@ pf_region_backend_code(void)
   return PF_RGN_BE_EMU | (h & 0xffffu);
 }
 
-/* How a new region's processes learn who is alive (src/os.h): record locks
- * where the host has them, else start times; the FreeBSD and macOS shims
- * use start times, as those systems do. */
+/* How a new region's processes learn who is alive (src/os.h, src/live.c):
+ * record locks on the object where the host's shm objects take them, else
+ * on a companion file (FreeBSD, macOS, and their shims), else (Windows)
+ * pid and start time. */
 static uint32_t
 pf_region_live_default(void)
 {
-#ifdef PF_HAVE_LIVE_START
+#ifdef PF_HAVE_LIVE_LOCK
+# ifdef PF_HAVE_OBJECT_LOCKS
   const char *b = pfutex_backend();
   if (b && (strstr(b, "freebsd") || strstr(b, "darwin")))
-    return PF_LIVE_START;
-#endif
-#ifdef PF_HAVE_LIVE_LOCK
+    return PF_LIVE_LOCKFILE;                /* their shims, as those systems do */
   return PF_LIVE_LOCK;
+# else
+  return PF_LIVE_LOCKFILE;
+# endif
 #else
   return PF_LIVE_START;
 #endif
@@ -647,18 +650,35 @@ pf_region_free(struct pf_region *rg)
   pthread_mutex_unlock(&pf_regions_lock);
 }
 
-/* A fresh attachment to the region mapped at map (pf_regions_lock held). */
+/* A fresh attachment to the region mapped at map (pf_regions_lock held):
+ * NULL and *err when its liveness file cannot be opened. */
 static struct pf_rgn_att *
-pf_att_new(const char *id, int fd, char *map, size_t map_len, const struct pf_geom *g)
+pf_att_new(const char *id, int fd, const char *name, mode_t mode, char *map, size_t map_len,
+           const struct pf_geom *g, int *err)
 {
+  uint32_t live = ((struct pf_rgn_hdr *)(void *)map)->live;   /* checked with the layout */
+  int live_fd = live == PF_LIVE_LOCK ? fd : -1;
   struct pf_rgn_att *a, *next;
   unsigned int bits = 0;
+#ifdef PF_HAVE_LIVE_LOCK
+  if (live == PF_LIVE_LOCKFILE && (live_fd = pf_live_file_open(name, mode)) < 0) {
+    *err = live_fd;
+    return NULL;
+  }
+#else
+  (void)name;
+  (void)mode;
+#endif
+  *err = -ENOMEM;
   for (a = pf_atts; a; a = a->next)
     if (a->refs == 0)
       break;
   if (!a) {
-    if (!(a = calloc(1, sizeof *a)))
+    if (!(a = calloc(1, sizeof *a))) {
+      if (live_fd >= 0 && live_fd != fd)
+        close(live_fd);
       return NULL;
+    }
     a->next = pf_atts;
     pf_atts = a;
   }
@@ -669,10 +689,11 @@ pf_att_new(const char *id, int fd, char *map, size_t map_len, const struct pf_ge
     bits++;
   snprintf(a->id, sizeof a->id, "%s", id);
   a->fd = fd;
+  a->live_fd = live_fd;
   a->map = map;
   a->map_len = map_len;
   a->hdr = (struct pf_rgn_hdr *)(void *)map;
-  a->live = a->hdr->live;                   /* checked with the layout; read once */
+  a->live = live;                           /* read once */
   a->procs = (struct pf_rgn_proc *)(void *)(map + g->procs_off);
   a->nprocs = g->nprocs;
   a->tab.buckets = (struct pf_bucket *)(void *)(map + g->buckets_off);
@@ -689,7 +710,8 @@ pf_att_new(const char *id, int fd, char *map, size_t map_len, const struct pf_ge
  * the engine's lookup: the process's attachment of the object if it has
  * one (fd is then kept with it), else a new one with an entry of its own. */
 static int
-pf_region_register(struct pf_region *rg, int fd, const char *name, const struct pf_geom *g)
+pf_region_register(struct pf_region *rg, int fd, const char *name, mode_t mode,
+                   const struct pf_geom *g)
 {
   char id[80];
   struct pf_rgn_att *a;
@@ -713,13 +735,15 @@ pf_region_register(struct pf_region *rg, int fd, const char *name, const struct 
       return ret;                           /* still no entry for this process */
     }
   } else {
-    if (!(a = pf_att_new(id, fd, rg->map, rg->map_len, g))) {
+    if (!(a = pf_att_new(id, fd, name, mode, rg->map, rg->map_len, g, &ret))) {
       pf_fd_dispose_locked(fd);
       pthread_mutex_unlock(&pf_regions_lock);
-      return -ENOMEM;
+      return ret;
     }
     if ((ret = pf_att_proc_claim(a)) < 0) {
-      a->fd = -1;
+      if (a->live_fd >= 0 && a->live_fd != fd)
+        close(a->live_fd);
+      a->fd = a->live_fd = -1;
       if (fd >= 0)
         close(fd);
       pthread_mutex_unlock(&pf_regions_lock);
@@ -749,7 +773,7 @@ pf_fail_null(int err)
 static int
 pf_region_creator_busy(int fd, const struct pf_rgn_hdr *h)
 {
-#ifdef PF_HAVE_LIVE_LOCK
+#ifdef PF_HAVE_OBJECT_LOCKS
   (void)h;
   return pf_os_lock_held(fd, PF_OS_CREATOR_BYTE);
 #elif defined(_WIN32)
@@ -894,7 +918,7 @@ pf_region_shm(const char *name, int oflag, mode_t mode, const pfutex_region_attr
     if (fd >= 0) {
       created = 1;
       *g = want;
-#ifdef PF_HAVE_LIVE_LOCK
+#ifdef PF_HAVE_OBJECT_LOCKS
       /* the creator's byte, before the object has a size (src/os.h) */
       if ((ret = pf_os_lock_claim(fd, PF_OS_CREATOR_BYTE)) < 0) {
         shm_unlink(name);
@@ -927,7 +951,7 @@ opened:
     ((struct pf_rgn_hdr *)map)->init_pid = (uint32_t)getpid();
     PF_CRASH("region_creating");
     pf_layout_init(map, g, kind);
-#ifdef PF_HAVE_LIVE_LOCK
+#ifdef PF_HAVE_OBJECT_LOCKS
     pf_os_lock_release(fd, PF_OS_CREATOR_BYTE);
 #endif
     *mapp = map;
@@ -975,7 +999,7 @@ pfutex_region_open_attr(const char *name, size_t size, int oflag, mode_t mode,
   if (!(rg = pf_region_new(map, len, &g, PF_RGN_NAMED))) {
     pf_fd_dispose(fd);
     ret = -ENOMEM;
-  } else if ((ret = pf_region_register(rg, fd, name, &g)) == 0) {
+  } else if ((ret = pf_region_register(rg, fd, name, mode, &g)) == 0) {
     return rg;                            /* (fd is the attachment's now) */
   } else {
     pf_region_free(rg);
@@ -1001,7 +1025,7 @@ pf_anon_map(uint64_t total, void **mapp, int *fdp)
 {
   void *map;
   int fd = -1;
-#ifdef PF_HAVE_LIVE_LOCK
+#ifdef PF_HAVE_OBJECT_LOCKS
 # ifdef HAVE_MEMFD_CREATE
   fd = memfd_create("pfutex-region", MFD_CLOEXEC);
 # else
@@ -1060,7 +1084,7 @@ pfutex_region_anon_attr(size_t size, const pfutex_region_attr_t *attr)
       close(fd);
     return pf_fail_null(ENOMEM);
   }
-  if ((ret = pf_region_register(rg, fd, NULL, &g)) < 0) {
+  if ((ret = pf_region_register(rg, fd, NULL, 0600, &g)) < 0) {
     munmap(map, (size_t)g.total);
     pf_region_free(rg);
     return pf_fail_null(-ret);
@@ -1121,7 +1145,7 @@ pfutex_region_attach_attr(int fd, void *addr, size_t len, const pfutex_region_at
   rg->lo = (uintptr_t)addr;
   rg->span = len & ~(size_t)3;
   rg->key_base = (uintptr_t)addr;           /* the key is the offset in the object */
-  if ((ret = pf_region_register(rg, tfd, name, &g)) < 0) {
+  if ((ret = pf_region_register(rg, tfd, name, st.st_mode & 0666, &g)) < 0) {
     munmap(map, mlen);
     pf_region_free(rg);
     return pf_fail_null(-ret);
@@ -1145,7 +1169,12 @@ pfutex_region_attach_unlink(int fd)
     errno = -ret;
     return -1;
   }
-  return shm_unlink(name);
+  ret = shm_unlink(name);
+#ifdef PF_HAVE_LIVE_LOCK
+  if (ret == 0)
+    (void)pf_live_file_unlink(name);
+#endif
+  return ret;
 }
 
 void *
@@ -1194,9 +1223,11 @@ pfutex_region_close(pfutex_region_t *r)
     munmap(r->map, r->map_len);
     if (a->fd >= 0)
       close(a->fd);
+    if (a->live_fd >= 0 && a->live_fd != a->fd)
+      close(a->live_fd);
     for (i = 0; i < a->nfds; i++)
       close(a->fds[i]);
-    a->fd = -1;
+    a->fd = a->live_fd = -1;
     a->nfds = 0;
     a->id[0] = 0;
   } else if (r->map != a->map) {
@@ -1211,11 +1242,17 @@ pfutex_region_close(pfutex_region_t *r)
 int
 pfutex_region_unlink(const char *name)
 {
+  int ret;
   if (!name) {
     errno = EINVAL;
     return -1;
   }
-  return shm_unlink(name);
+  ret = shm_unlink(name);
+#ifdef PF_HAVE_LIVE_LOCK
+  if (ret == 0)
+    (void)pf_live_file_unlink(name);          /* its liveness file, if any (src/live.c) */
+#endif
+  return ret;
 }
 
 /* ---- Consistency (white-box) ---------------------------------------------------------- */
@@ -1285,7 +1322,7 @@ pf_region_check(struct pf_region *rg, struct pf_region_stats *st, const char **w
     uint32_t pid = AO_int_load(&a->procs[s].pid);
     if (pid == 0)
       continue;
-    if (s + 1 != (a->me & 0xffffu) && !pf_live_held(a->live, a->fd, s, &a->procs[s]))
+    if (s + 1 != (a->me & 0xffffu) && !pf_live_held(a->live, a->live_fd, s, &a->procs[s]))
       st->procs_dead++;
     else
       st->procs_live++;
