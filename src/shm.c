@@ -1026,7 +1026,7 @@ pf_anon_map(uint64_t total, void **mapp, int *fdp)
   void *map;
   int fd = -1;
 #ifdef PF_HAVE_OBJECT_LOCKS
-# ifdef HAVE_MEMFD_CREATE
+# if defined(HAVE_MEMFD_CREATE) && defined(__linux__)   /* NetBSD's memfds refuse record locks */
   fd = memfd_create("pfutex-region", MFD_CLOEXEC);
 # else
   {
