@@ -33,7 +33,7 @@ pfutex_region_open_attr(const char *name, size_t size, int oflag, mode_t mode,
   if (!(rg = pf_region_new(map, len, &g, PF_RGN_NAMED))) {
     pf_fd_dispose(fd);
     ret = -ENOMEM;
-  } else if ((ret = pf_region_register(rg, fd, name, &g)) == 0) {
+  } else if ((ret = pf_region_register(rg, fd, name, mode, &g)) == 0) {
     return rg;                            /* (fd is the attachment's now) */
   } else {
     pf_region_free(rg);
@@ -70,7 +70,7 @@ pfutex_region_anon_attr(size_t size, const pfutex_region_attr_t *attr)
       close(fd);
     return pf_fail_null(ENOMEM);
   }
-  if ((ret = pf_region_register(rg, fd, NULL, &g)) < 0) {
+  if ((ret = pf_region_register(rg, fd, NULL, 0600, &g)) < 0) {
     munmap(map, (size_t)g.total);
     pf_region_free(rg);
     return pf_fail_null(-ret);
@@ -114,7 +114,7 @@ pfutex_region_attach_attr(int fd, void *addr, size_t len, const pfutex_region_at
   rg->lo = (uintptr_t)addr;
   rg->span = len & ~(size_t)3;
   rg->key_base = (uintptr_t)addr;           /* the key is the offset in the object */
-  if ((ret = pf_region_register(rg, tfd, name, &g)) < 0) {
+  if ((ret = pf_region_register(rg, tfd, name, st.st_mode & 0666, &g)) < 0) {
     munmap(map, mlen);
     pf_region_free(rg);
     return pf_fail_null(-ret);
@@ -138,7 +138,12 @@ pfutex_region_attach_unlink(int fd)
     errno = -ret;
     return -1;
   }
-  return pf_region_obj_unlink(name);
+  ret = pf_region_obj_unlink(name);
+#ifdef PF_HAVE_LIVE_LOCK
+  if (ret == 0)
+    (void)pf_live_file_unlink(name);
+#endif
+  return ret;
 }
 
 void *
@@ -168,9 +173,15 @@ pfutex_region_close(pfutex_region_t *r)
 int
 pfutex_region_unlink(const char *name)
 {
+  int ret;
   if (!name) {
     errno = EINVAL;
     return -1;
   }
-  return pf_region_obj_unlink(name);
+  ret = pf_region_obj_unlink(name);
+#ifdef PF_HAVE_LIVE_LOCK
+  if (ret == 0)
+    (void)pf_live_file_unlink(name);          /* its liveness file, if any (live.c) */
+#endif
+  return ret;
 }

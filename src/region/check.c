@@ -70,7 +70,7 @@ pf_region_check(struct pf_region *rg, struct pf_region_stats *st, const char **w
     uint32_t pid = AO_int_load(&a->procs[s].pid);
     if (pid == 0)
       continue;
-    if (s + 1 != (a->me & 0xffffu) && !pf_live_held(a->live, a->fd, s, &a->procs[s]))
+    if (s + 1 != (a->me & 0xffffu) && !pf_live_held(a->live, a->live_fd, s, &a->procs[s]))
       st->procs_dead++;
     else
       st->procs_live++;

@@ -169,18 +169,35 @@ pf_region_free(struct pf_region *rg)
   pthread_mutex_unlock(&pf_regions_lock);
 }
 
-/* A fresh attachment to the region mapped at map (pf_regions_lock held). */
+/* A fresh attachment to the region mapped at map (pf_regions_lock held):
+ * NULL and *err when its liveness file cannot be opened. */
 static struct pf_rgn_att *
-pf_att_new(const char *id, int fd, char *map, size_t map_len, const struct pf_geom *g)
+pf_att_new(const char *id, int fd, const char *name, mode_t mode, char *map, size_t map_len,
+           const struct pf_geom *g, int *err)
 {
+  uint32_t live = ((struct pf_rgn_hdr *)(void *)map)->live;   /* checked with the layout */
+  int live_fd = live == PF_LIVE_LOCK ? fd : -1;
   struct pf_rgn_att *a, *next;
   unsigned int bits = 0;
+#ifdef PF_HAVE_LIVE_LOCK
+  if (live == PF_LIVE_LOCKFILE && (live_fd = pf_live_file_open(name, mode)) < 0) {
+    *err = live_fd;
+    return NULL;
+  }
+#else
+  (void)name;
+  (void)mode;
+#endif
+  *err = -ENOMEM;
   for (a = pf_atts; a; a = a->next)
     if (a->refs == 0)
       break;
   if (!a) {
-    if (!(a = calloc(1, sizeof *a)))
+    if (!(a = calloc(1, sizeof *a))) {
+      if (live_fd >= 0 && live_fd != fd)
+        close(live_fd);
       return NULL;
+    }
     a->next = pf_atts;
     pf_atts = a;
   }
@@ -191,10 +208,11 @@ pf_att_new(const char *id, int fd, char *map, size_t map_len, const struct pf_ge
     bits++;
   snprintf(a->id, sizeof a->id, "%s", id);
   a->fd = fd;
+  a->live_fd = live_fd;
   a->map = map;
   a->map_len = map_len;
   a->hdr = (struct pf_rgn_hdr *)(void *)map;
-  a->live = a->hdr->live;                   /* checked with the layout; read once */
+  a->live = live;                           /* read once */
   a->procs = (struct pf_rgn_proc *)(void *)(map + g->procs_off);
   a->nprocs = g->nprocs;
   a->tab.buckets = (struct pf_bucket *)(void *)(map + g->buckets_off);
@@ -214,7 +232,8 @@ pf_att_new(const char *id, int fd, char *map, size_t map_len, const struct pf_ge
  * the engine's lookup: the process's attachment of the object if it has
  * one (fd is then kept with it), else a new one with an entry of its own. */
 int
-pf_region_register(struct pf_region *rg, int fd, const char *name, const struct pf_geom *g)
+pf_region_register(struct pf_region *rg, int fd, const char *name, mode_t mode,
+                   const struct pf_geom *g)
 {
   char id[80];
   struct pf_rgn_att *a;
@@ -238,13 +257,15 @@ pf_region_register(struct pf_region *rg, int fd, const char *name, const struct 
       return ret;                           /* still no entry for this process */
     }
   } else {
-    if (!(a = pf_att_new(id, fd, rg->map, rg->map_len, g))) {
+    if (!(a = pf_att_new(id, fd, name, mode, rg->map, rg->map_len, g, &ret))) {
       pf_fd_dispose_locked(fd);
       pthread_mutex_unlock(&pf_regions_lock);
-      return -ENOMEM;
+      return ret;
     }
     if ((ret = pf_att_proc_claim(a)) < 0) {
-      a->fd = -1;
+      if (a->live_fd >= 0 && a->live_fd != fd)
+        close(a->live_fd);
+      a->fd = a->live_fd = -1;
       if (fd >= 0)
         close(fd);
       pthread_mutex_unlock(&pf_regions_lock);
@@ -299,9 +320,11 @@ pf_region_unregister(struct pf_region *r)
     munmap(r->map, r->map_len);
     if (a->fd >= 0)
       close(a->fd);
+    if (a->live_fd >= 0 && a->live_fd != a->fd)
+      close(a->live_fd);
     for (i = 0; i < a->nfds; i++)
       close(a->fds[i]);
-    a->fd = -1;
+    a->fd = a->live_fd = -1;
     a->nfds = 0;
     a->id[0] = 0;
   } else if (r->map != a->map) {

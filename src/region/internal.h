@@ -57,6 +57,8 @@ struct pf_rgn_att {
   int fd;                          /* the object's descriptor (close-on-exec): the
                                       OS's record of who is alive (src/os.h); -1 none */
   uint32_t live;                   /* the region's liveness mechanism (PF_LIVE_*) */
+  int live_fd;                     /* the descriptor its record locks are on: fd, a
+                                      companion file's (lockfile), or -1 (start) */
   char id[80];                     /* the object's identity ("" : unique) */
   char *map;                       /* the mapping the table is in */
   size_t map_len;
@@ -146,8 +148,10 @@ void pf_fd_dispose(int fd);
 struct pf_region *pf_region_new(void *map, size_t map_len, const struct pf_geom *g, int kind);
 void pf_region_free(struct pf_region *rg);
 /* Attach the handle and publish it: 0, or -errno (fd is the attachment's,
- * or closed, either way). */
-int pf_region_register(struct pf_region *rg, int fd, const char *name, const struct pf_geom *g);
+ * or closed, either way).  name and mode: a lockfile region's companion
+ * file (live.c). */
+int pf_region_register(struct pf_region *rg, int fd, const char *name, mode_t mode,
+                       const struct pf_geom *g);
 /* pfutex_region_close: 0, -EINVAL, -EBUSY. */
 int pf_region_unregister(struct pf_region *r);
 
@@ -190,6 +194,12 @@ int pf_att_proc_claim(struct pf_rgn_att *a);
 void pf_att_proc_release(struct pf_rgn_att *a);
 /* Once per process, before the first region: the pid, the fork handler. */
 void pf_regions_init_once(void);
+/* lockfile: the record locks are on a companion regular file (the host's
+ * shm objects refuse them): its path for region object `name` (NULL: an
+ * anonymous region, a temporary file unlinked at once), opened or created
+ * (0600 | mode's read/write bits): a descriptor, or -errno (live.c). */
+int pf_live_file_open(const char *name, mode_t mode);
+int pf_live_file_unlink(const char *name);
 /* The liveness mechanisms (src/os.h): is one built here, and entry e's
  * owner by mechanism `live` (the header's). */
 int pf_live_supported(uint32_t live);

@@ -67,19 +67,22 @@ pf_region_backend_code(void)
   return PF_RGN_BE_EMU | (h & 0xffffu);
 }
 
-/* How a new region's processes learn who is alive (src/os.h): record locks
- * where the host has them, else start times; the FreeBSD and macOS shims
- * use start times, as those systems do. */
+/* How a new region's processes learn who is alive (src/os.h, live.c):
+ * record locks on the object where the host's shm objects take them, else
+ * on a companion file (FreeBSD, macOS, and their shims), else (Windows)
+ * pid and start time. */
 static uint32_t
 pf_region_live_default(void)
 {
-#ifdef PF_HAVE_LIVE_START
+#ifdef PF_HAVE_LIVE_LOCK
+# ifdef PF_HAVE_OBJECT_LOCKS
   const char *b = pfutex_backend();
   if (b && (strstr(b, "freebsd") || strstr(b, "darwin")))
-    return PF_LIVE_START;
-#endif
-#ifdef PF_HAVE_LIVE_LOCK
+    return PF_LIVE_LOCKFILE;                /* their shims, as those systems do */
   return PF_LIVE_LOCK;
+# else
+  return PF_LIVE_LOCKFILE;
+# endif
 #else
   return PF_LIVE_START;
 #endif

@@ -2,8 +2,23 @@
  *
  * A region records the mechanism its processes use (the header's `live`,
  * chosen by its creator): every process of a region asks the OS the same
- * way.  This file dispatches, and holds the "start" mechanism, which needs
- * no more of the OS than a process's start time by pid:
+ * way.  This file dispatches; holds the "lockfile" mechanism's file, the
+ * companion of a region object on the systems whose shm objects refuse
+ * record locks (FreeBSD, macOS: EBADF), where the locks of "lock" are
+ * taken instead:
+ *
+ *   /tmp/pfutex-live.<64-bit hash of the object's name, hexadecimal>
+ *
+ * created with the object's owner permissions, removed with the object's
+ * name (pfutex_region_unlink, pfutex_region_attach_unlink): processes
+ * attached to a region whose name was removed keep their open one, and a
+ * later region of that name gets a file of its own.  An anonymous region's
+ * is a temporary file unlinked at once, shared with fork children as the
+ * mapping is.  (A file removed by hand while its region's name lives would
+ * split the region's processes in two views: doc/regions.md, limits.)
+ *
+ * And the "start" mechanism, which needs no more of the OS than a
+ * process's start time by pid:
  *
  *   claim    read the entry's pid; if the process with that pid started at
  *            the recorded time and has not ended, the entry is busy; else
@@ -23,6 +38,9 @@
 #include "internal.h"
 #include "os.h"
 
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 int
@@ -31,6 +49,7 @@ pf_live_supported(uint32_t live)
   switch (live) {
 #ifdef PF_HAVE_LIVE_LOCK
   case PF_LIVE_LOCK:
+  case PF_LIVE_LOCKFILE:
     return 1;
 #endif
 #ifdef PF_HAVE_LIVE_START
@@ -41,6 +60,52 @@ pf_live_supported(uint32_t live)
     return 0;
   }
 }
+
+#ifdef PF_HAVE_LIVE_LOCK
+static void
+pf_live_file_path(const char *name, char *buf, size_t len)
+{
+  uint64_t h = 0xcbf29ce484222325ull;       /* FNV-1a */
+  while (*name)
+    h = (h ^ (unsigned char)*name++) * 0x100000001b3ull;
+  snprintf(buf, len, "/tmp/pfutex-live.%016llx", (unsigned long long)h);
+}
+
+int
+pf_live_file_open(const char *name, mode_t mode)
+{
+  char path[64];
+  int fd, saved = errno, ret;
+  if (!name) {
+    snprintf(path, sizeof path, "/tmp/pfutex-live.XXXXXX");
+    fd = mkstemp(path);
+    if (fd >= 0)
+      unlink(path);
+  } else {
+    pf_live_file_path(name, path, sizeof path);
+    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, (mode & 0666) | 0600);
+  }
+  if (fd < 0) {
+    ret = errno == EMFILE || errno == ENFILE ? -errno : -ENOMEM;
+    errno = saved;
+    return ret;
+  }
+  (void)fcntl(fd, F_SETFD, FD_CLOEXEC);     /* exec drops the locks */
+  errno = saved;
+  return fd;
+}
+
+int
+pf_live_file_unlink(const char *name)
+{
+  char path[64];
+  int saved = errno;
+  pf_live_file_path(name, path, sizeof path);
+  (void)unlink(path);
+  errno = saved;
+  return 0;
+}
+#endif
 
 #ifdef PF_HAVE_LIVE_START
 static int
@@ -86,6 +151,7 @@ pf_live_claim(uint32_t live, int fd, uint32_t e, struct pf_rgn_proc *p)
   switch (live) {
 #ifdef PF_HAVE_LIVE_LOCK
   case PF_LIVE_LOCK:
+  case PF_LIVE_LOCKFILE:
     return pf_os_lock_claim(fd, e);
 #endif
 #ifdef PF_HAVE_LIVE_START
@@ -106,6 +172,7 @@ pf_live_held(uint32_t live, int fd, uint32_t e, const struct pf_rgn_proc *p)
   switch (live) {
 #ifdef PF_HAVE_LIVE_LOCK
   case PF_LIVE_LOCK:
+  case PF_LIVE_LOCKFILE:
     return pf_os_lock_held(fd, e);
 #endif
 #ifdef PF_HAVE_LIVE_START
@@ -124,7 +191,7 @@ pf_live_release(uint32_t live, int fd, uint32_t e, struct pf_rgn_proc *p)
   (void)e;
   (void)p;
 #ifdef PF_HAVE_LIVE_LOCK
-  if (live == PF_LIVE_LOCK)
+  if (live == PF_LIVE_LOCK || live == PF_LIVE_LOCKFILE)
     pf_os_lock_release(fd, e);
 #endif
   (void)live;

@@ -53,7 +53,7 @@ pf_region_obj_unlink(const char *name)
 static int
 pf_region_creator_busy(int fd, const struct pf_rgn_hdr *h)
 {
-#ifdef PF_HAVE_LIVE_LOCK
+#ifdef PF_HAVE_OBJECT_LOCKS
   (void)h;
   return pf_os_lock_held(fd, PF_OS_CREATOR_BYTE);
 #elif defined(_WIN32)
@@ -198,7 +198,7 @@ pf_region_shm(const char *name, int oflag, mode_t mode, const pfutex_region_attr
     if (fd >= 0) {
       created = 1;
       *g = want;
-#ifdef PF_HAVE_LIVE_LOCK
+#ifdef PF_HAVE_OBJECT_LOCKS
       /* the creator's byte, before the object has a size (src/os.h) */
       if ((ret = pf_os_lock_claim(fd, PF_OS_CREATOR_BYTE)) < 0) {
         shm_unlink(name);
@@ -231,7 +231,7 @@ opened:
     ((struct pf_rgn_hdr *)map)->init_pid = (uint32_t)getpid();
     PF_CRASH("region_creating");
     pf_layout_init(map, g, kind);
-#ifdef PF_HAVE_LIVE_LOCK
+#ifdef PF_HAVE_OBJECT_LOCKS
     pf_os_lock_release(fd, PF_OS_CREATOR_BYTE);
 #endif
     *mapp = map;
@@ -269,8 +269,8 @@ pf_anon_map(uint64_t total, void **mapp, int *fdp)
 {
   void *map;
   int fd = -1;
-#ifdef PF_HAVE_LIVE_LOCK
-# ifdef HAVE_MEMFD_CREATE
+#ifdef PF_HAVE_OBJECT_LOCKS
+# if defined(HAVE_MEMFD_CREATE) && defined(__linux__)   /* NetBSD's memfds refuse record locks */
   fd = memfd_create("pfutex-region", MFD_CLOEXEC);
 # else
   {

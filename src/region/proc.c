@@ -60,7 +60,7 @@ pf_region_id_dead(const struct pf_rgn_att *a, uint32_t id)
   gen = AO_int_load(&p->gen);
   if ((gen & 0xffffu) != id >> 16)
     return 1;
-  return !pf_live_held(a->live, a->fd, e - 1, p);
+  return !pf_live_held(a->live, a->live_fd, e - 1, p);
 }
 
 int
@@ -92,7 +92,7 @@ pf_att_proc_claim(struct pf_rgn_att *a)
   for (e = 0; e < a->nprocs; e++) {
     struct pf_rgn_proc *p = &a->procs[e];
     uint32_t gen, old;
-    int ret = pf_live_claim(a->live, a->fd, e, p);
+    int ret = pf_live_claim(a->live, a->live_fd, e, p);
     if (ret == -EBUSY)
       continue;
     if (ret < 0)
@@ -125,7 +125,7 @@ pf_att_proc_release(struct pf_rgn_att *a)
   uint32_t e = a->me & 0xffffu;
   if (a->me && a->pid == (int)getpid() && e <= a->nprocs) {
     (void)AO_int_compare_and_swap_full(&a->procs[e - 1].pid, (uint32_t)a->pid, 0);
-    pf_live_release(a->live, a->fd, e - 1, &a->procs[e - 1]);
+    pf_live_release(a->live, a->live_fd, e - 1, &a->procs[e - 1]);
   }
   a->me = 0;
 }

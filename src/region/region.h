@@ -80,7 +80,7 @@ struct pf_rgn_proc {
 };
 
 /* The liveness mechanisms, the header's `live` (src/os.h, live.c). */
-enum { PF_LIVE_LOCK = 1, PF_LIVE_START = 2 };
+enum { PF_LIVE_LOCK = 1, PF_LIVE_START = 2, PF_LIVE_LOCKFILE = 3 };
 
 /* The limits a header may state: procs fit the 16 bits of a lock id. */
 #define PF_RGN_MAX_PROCS   65535u
