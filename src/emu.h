@@ -614,6 +614,12 @@ int pf_region_lock_holder_dead(const struct pf_table *tab, uint32_t holder);
 /* The count of bucket locks held or being taken by the process behind
  * lock id `id`, in its entry (NULL: no such entry). */
 volatile unsigned int *pf_region_locking(const struct pf_table *tab, uint32_t id);
+/* This thread's intent on bucket i, listed in its process's entry (NULL:
+ * the list is full), and whether the live process behind `id` may hold
+ * bucket i (0: a lock word naming it there is a scribble).  src/shm.c. */
+volatile unsigned int *pf_region_intent_take(const struct pf_table *tab, uint32_t i);
+int pf_region_may_hold(const struct pf_table *tab, uint32_t id, uint32_t i,
+                       const volatile unsigned int *mine);
 /* Is the node's owning process alive (always, for the private table)? */
 int pf_node_owner_alive(const struct pf_table *tab, const struct pf_node *n);
 /* A region slot for a wait of this process: 0 and *ref, or -ENOMEM when the

@@ -118,6 +118,52 @@ pf_region_locking(const struct pf_table *tab, uint32_t id)
   return &a->procs[e - 1].locking;
 }
 
+/* This thread's intent on bucket i, in its process's entry: a free place of
+ * held[] set to i + 1 (NULL when every place is taken: the count then says
+ * more than the list, and lockers wait as for a live holder). */
+volatile unsigned int *
+pf_region_intent_take(const struct pf_table *tab, uint32_t i)
+{
+  const struct pf_rgn_att *a = pf_tab_att(tab);
+  uint32_t e = a->me & 0xffffu, k;
+  struct pf_rgn_proc *p;
+  if (e == 0 || e > a->nprocs)
+    return NULL;
+  p = &a->procs[e - 1];
+  for (k = 0; k < PF_RGN_HELD; k++)
+    if (AO_int_load(&p->held[k]) == 0 && AO_int_compare_and_swap_full(&p->held[k], 0, i + 1))
+      return &p->held[k];
+  return NULL;
+}
+
+/* May the live process behind lock id `id` hold bucket i, or be about to?
+ * 1 when its entry lists i (in a place other than `mine`, this thread's
+ * own), or counts more locks in flight than it lists (it may be between
+ * the two); 0 when it lists neither: the lock word is a scribble.  The
+ * list is read before the count, which its owner raises before it writes
+ * the list and lowers after it clears it. */
+int
+pf_region_may_hold(const struct pf_table *tab, uint32_t id, uint32_t i,
+                   const volatile unsigned int *mine)
+{
+  const struct pf_rgn_att *a = pf_tab_att(tab);
+  uint32_t e = id & 0xffffu, k, inuse = 0;
+  const struct pf_rgn_proc *p;
+  if (e == 0 || e > a->nprocs)
+    return 0;
+  p = &a->procs[e - 1];
+  for (k = 0; k < PF_RGN_HELD; k++) {
+    uint32_t v = AO_int_load(&p->held[k]);
+    if (v == 0)
+      continue;
+    inuse++;
+    if (v == i + 1 && &p->held[k] != mine)
+      return 1;
+  }
+  AO_nop_full();
+  return AO_int_load(&p->locking) > inuse;
+}
+
 /* Is the process behind lock id `id` gone (or is id garbage)?  Only the OS
  * says a process is gone (src/os.h); a generation that moved on says the
  * OS said so to the entry's next owner. */
@@ -315,7 +361,7 @@ pf_att_proc_claim(struct pf_rgn_att *a)
   a->pid = (int)self;
   for (e = 0; e < a->nprocs; e++) {
     struct pf_rgn_proc *p = &a->procs[e];
-    uint32_t gen, old;
+    uint32_t gen, old, k;
     int ret = pf_live_claim(a->live, a->live_fd, e, p);
     if (ret == -EBUSY)
       continue;
@@ -328,6 +374,8 @@ pf_att_proc_claim(struct pf_rgn_att *a)
       gen++;
     AO_int_store(&p->gen, gen);
     AO_int_store(&p->locking, 0);
+    for (k = 0; k < PF_RGN_HELD; k++)
+      AO_int_store(&p->held[k], 0);
     AO_int_store_release(&p->pid, self);
     a->me = ((gen & 0xffffu) << 16) | (e + 1);
 #ifdef PF_HAVE_EMU
