@@ -26,7 +26,9 @@ mkdir -p "$work" || exit 1
 : > "$work/results.txt"
 fail=0
 
-# verify NAME EXPECT DEFINES...: EXPECT is ok (no error) or error.
+# verify NAME EXPECT DEFINES...: EXPECT is ok (no error) or error.  The
+# variable pancc adds flags to the verifier's compile (e.g. -DCOLLAPSE).
+pancc=
 verify() {
   verify_one "$@" | tee -a "$work/results.txt"
   case `tail -1 "$work/results.txt"` in FAIL:*) fail=1 ;; esac
@@ -38,7 +40,7 @@ verify_one() {
   cp "$pml" "$d/pfutex.pml"
   start=`date +%s`
   if ! (cd "$d" && "$SPIN" -a "$@" pfutex.pml >spin.log 2>&1 \
-        && $CC -O2 -DSAFETY -DMEMLIM=$memlim -o pan pan.c >cc.log 2>&1); then
+        && $CC -O2 -DSAFETY -DMEMLIM=$memlim $pancc -o pan pan.c >cc.log 2>&1); then
     echo "FAIL: $name: spin -a or the compile failed (see $d)"
     fail=1
     return
@@ -58,7 +60,7 @@ verify_one() {
   fi
   info="states $stored, transitions $trans, depth $depth, `expr $end - $start` s"
   case $expect:$errs in
-    ok:0)     echo "PASS: $name ($*): no error; $info" ;;
+    ok:0)     echo "PASS: $name ($*${pancc:+; cc $pancc}): no error; $info" ;;
     error:0)  echo "FAIL: $name ($*): Spin found no error, expected one; $info"; fail=1 ;;
     error:[1-9]*)
       (cd "$d" && "$SPIN" -t -p "$@" pfutex.pml >trail.txt 2>&1)
@@ -77,6 +79,11 @@ verify wakeop ok -DCFG_WAKEOP
 verify wakeop-same ok -DCFG_WAKEOP -DSAMEBUCKET
 verify handler ok -DCFG_HANDLER
 verify region ok -DCFG_REGION
+# two deaths (7.4M states: collapse compression keeps it near 450 MB)
+pancc=-DCOLLAPSE
+verify region-k2 ok -DCFG_REGION -DKILLS=2
+pancc=
+verify free ok -DCFG_FREE
 # The bugs: each must be found.
 verify bug-no-c error -DCFG_REQWAKE -DBUG_NO_C
 verify bug-no-b error -DCFG_WAKE -DBUG_NO_B
@@ -91,6 +98,12 @@ verify bug-detach-nolock error -DCFG_HANDLER -DBUG_DETACH_NOLOCK
 # (R) a waker that counts a dead process's slot; a dead holder's lock kept
 verify bug-count-dead error -DCFG_REGION -DBUG_COUNT_DEAD
 verify bug-no-takeover error -DCFG_REGION -DBUG_NO_TAKEOVER
+# (R) a dead slot freed while its push is on the incoming stack (the code
+# before d5ee46a), by the walk and by the rebuild: each fix is needed
+verify bug-walk-on-stack error -DCFG_REGION -DKILLS=2 -DBUG_WALK_ON_STACK
+verify bug-rebuild-on-stack error -DCFG_REGION -DKILLS=2 -DBUG_REBUILD_ON_STACK
+# (R) pf_slot_free writing a dead slot's fields before taking it (before 0185bf9)
+verify bug-free-order error -DCFG_FREE -DBUG_FREE_ORDER
 
 npass=`grep -c '^PASS: ' "$work/results.txt"`
 nfail=`grep -c '^FAIL: ' "$work/results.txt"`

@@ -17,10 +17,16 @@
  *
  * Configurations (-DCFG_...): WAKE, REQ, REQ2, REQWAKE, WAKEOP, HANDLER
  * (signal handlers, (G) and (F)), REGION (a region's slots, owner death,
- * takeover and rebuild, slices, (R); KILLS=n deaths, default 1); see the
- * bottom.  Bug flags (-DBUG_...): LOST_REQ_WAKE, NO_C, NO_C_FRONT, NO_B,
- * TOUCH, DOUBLE_DRAIN, WAKE_DETACHED, DETACH_NOLOCK, COUNT_DEAD, NO_TAKEOVER,
- * REBUILD_DEAD (see README). */
+ * takeover and rebuild, slices, (R); KILLS=n deaths, default 1), FREE (two
+ * freers of one dead slot and a claimer, (R)); see the bottom.  Bug flags
+ * (-DBUG_...): LOST_REQ_WAKE, NO_C, NO_C_FRONT, NO_B, TOUCH, DOUBLE_DRAIN,
+ * WAKE_DETACHED, DETACH_NOLOCK, COUNT_DEAD, NO_TAKEOVER, REBUILD_DEAD,
+ * FREE_ON_STACK (= WALK_ON_STACK + REBUILD_ON_STACK), FREE_ORDER (see
+ * README). */
+
+#ifdef CFG_FREE
+#define CFG_REGION        /* FREE uses the region's slots, oracle and killer */
+#endif
 
 /* ---- sizes ---------------------------------------------------------------- */
 #define NB 2              /* buckets */
@@ -171,10 +177,13 @@ inline block(b) {
 /* region/lock.c: pf_region_bucket_lock (a region's; table.c's pf_bucket_lock
  * calls it through the table's ops): CAS(l, 0, me), spinning; a locker
  * that finds the holder's process dead takes the lock over, CAS(l, h, me),
- * and rebuilds the bucket from the slots.  Death is an oracle here (the
- * ghost alive[], exact: what the OS vouches for); the code's kill(pid, 0)
- * and its one-second lease (held_long), and the "count 0: a scribble" and
- * "our own process" rules, are not modelled (README). */
+ * and rebuilds the bucket from the slots; a live holder keeps its lock,
+ * however long.  Death is the ghost alive[]: what the code asks the OS
+ * (pf_region_lock_holder_dead -> pf_region_id_dead: the entry's record
+ * lock, or its pid and start time) and the OS vouches for, exact (a death
+ * the OS reports late is a process that stood still, then died).  The
+ * "count 0: a scribble" and "our own process" rules (corruption) are not
+ * modelled (README). */
 inline block(b) {
   if
   :: atomic { lock[b] == 0 -> lock[b] = _pid + 1 }    /* h == 0 && CAS(l, 0, me): return 0 */
@@ -213,7 +222,11 @@ inline node_unlink(b, n) {
 
 #ifdef CFG_REGION
 /* ---- regions (R): slots, owners, death, the rebuild ---------------------------- */
+#ifndef CFG_FREE
 #define NPR 5            /* pids: init 0, the processes 1..3, the killer 4 */
+#else
+#define NPR 6            /* and 5: the process that died owning slot 1 (FREE) */
+#endif
 bit alive[NPR];      /* the oracle: the OS says exactly who is dead (README) */
 bit pdone[NPR];      /* ghost: the process finished its calls */
 #ifndef KILLS
@@ -222,13 +235,16 @@ bit pdone[NPR];      /* ghost: the process finished its calls */
 byte g_seq;          /* region header: seq (arrival numbers) */
 byte g_wlive;        /* ghost: counts of slots whose owner lived when the waker looked */
 
-/* region/slot.c: pf_slot_free(tab, n, owner): linked = pushed = counted = 0,
- * state IDLE, then CAS(&n->owner, owner, 0).  Ghost: the slot's wait is
- * over (its owner returned, or it was dead). */
-inline slot_free(n) {
+/* region/slot.c: pf_slot_free(tab, n, owner), its middle: n->linked = n->pushed =
+ * n->counted = 0; AO_int_store(&n->state, PF_W_IDLE).  Ghosts: the slot's
+ * wait is over (its owner returned, or it was dead); a freed slot is on no
+ * queue and on no incoming stack (a later drain would link a free slot);
+ * the writer owns the slot, or a dead process does (never a live other
+ * process: its wait would be clobbered; never nobody: a claimer may take
+ * it at any moment). */
+inline slot_reset(n) {
+  assert(nd[n].owner == _pid + 1 || (nd[n].owner != 0 && !alive[nd[n].owner - 1]));
   assert(nd[n].onq == 0);
-  /* ghost: a freed slot is on no incoming stack either (a later drain
-   * would link a free slot) */
   rr = incoming[nd[n].bucket];
   do
   :: rr != 0 -> assert(rr != n); rr = nd[rr].in_next
@@ -236,8 +252,65 @@ inline slot_free(n) {
   od;
   rr = 0;
   nd[n].linked = 0; nd[n].pushed = 0; nd[n].counted = 0;
-  nd[n].state = IDLE; nd[n].owner = 0;
+  nd[n].state = IDLE;
   nd[n].live = 0
+}
+
+/* region/slot.c: pf_slot_free(tab, n, owner) as one step: the owner freeing its
+ * own slot (owner == me: AO_int_load(&n->owner) != me: return; the fields;
+ * CAS(&n->owner, me, 0)), and the rebuild's free of a dead slot (its walk
+ * of the slots is one step; the owner transfer below is folded in). */
+inline slot_free(n) {
+  slot_reset(n);
+  nd[n].owner = 0
+}
+
+/* region/slot.c: pf_slot_free(tab, n, o) of a dead process's slot (o != me), step
+ * by step: CAS(&n->owner, o, me) (of two freers only one writes the slot,
+ * and a slot freed and claimed meanwhile stays its new owner's), the
+ * fields, PF_CRASH("slot_freeing"), CAS(&n->owner, me, 0) (a freer killed
+ * in between leaves a slot owned by a dead id: freed again later).
+ * BUG_FREE_ORDER: the code before 0185bf9: if (AO_int_load(&n->owner) !=
+ * o) return; the fields; CAS(&n->owner, o, 0): two freers may both pass
+ * the look, and the second writes the slot after the first freed it. */
+inline slot_free_dead(n, o) {
+#ifndef BUG_FREE_ORDER
+  atomic {                                    /* AO_int_compare_and_swap_full(&n->owner, owner, me) */
+    if :: nd[n].owner == o -> nd[n].owner = _pid + 1; fgot = 1 :: else -> fgot = 0 fi
+  }
+  if
+  :: fgot ->
+     atomic { slot_reset(n) }                 /* linked = pushed = counted = 0; state = PF_W_IDLE */
+     atomic {                                 /* AO_int_compare_and_swap_full(&n->owner, me, 0) */
+       if :: nd[n].owner == _pid + 1 -> nd[n].owner = 0 :: else fi
+     }
+  :: else                                     /* not ours to free: return */
+  fi;
+#else
+  fgot = (nd[n].owner == o);                  /* old: if (AO_int_load(&n->owner) != owner) return */
+  if
+  :: fgot ->
+     atomic { slot_reset(n) }                 /* linked = pushed = counted = 0; state = PF_W_IDLE */
+     atomic {                                 /* old: AO_int_compare_and_swap_full(&n->owner, owner, 0) */
+       if :: nd[n].owner == o -> nd[n].owner = 0 :: else fi
+     }
+  :: else
+  fi;
+#endif
+  fgot = 0
+}
+
+/* region/slot.c: pf_node_on_stack_locked(tab, b, ref): is slot n on bucket b's
+ * incoming stack (its lock held)?  A walk from the top; only pushes change
+ * the stack meanwhile, at the top.  Sets ons. */
+inline on_stack(b, n) {
+  ons = 0; rr = incoming[b];
+  do
+  :: rr != 0 && rr != n -> rr = nd[rr].in_next
+  :: rr != 0 && rr == n -> ons = 1; break
+  :: else -> break
+  od;
+  rr = 0
 }
 
 /* region/lock.c: pf_bucket_rebuild_locked(tab, i), after a takeover: the queue,
@@ -245,12 +318,20 @@ inline slot_free(n) {
  * the dead holder stopped at: slots QUEUED/DETACHED of this bucket with a
  * live owner are kept (counted = 1; linked in arrival order if pushed),
  * dead owners' slots are freed, and the count is max(cur - dead shares,
- * live slots).  One step: the lock is held, others touch only incoming
- * (taken first), the count and the states (the owners' steps interleave
- * in the code: the model takes the snapshot at once). */
+ * live slots).  Two steps: the stack emptied, then the walk of the slots
+ * (the lock is held, others touch only incoming, the count and the
+ * states; a push may land between the two steps; in the code the owners'
+ * steps interleave with the walk too: the model takes its snapshot at
+ * once).  A dead slot whose push landed
+ * after the stack was emptied is kept like a live one (linked and
+ * counted): freed, it would sit on the stack (the KILLS=2 finding, README);
+ * BUG_FREE_ON_STACK and BUG_REBUILD_ON_STACK free it (the code before
+ * d5ee46a). */
 inline rebuild(b) {
+  atomic {
+    incoming[b] = 0                           /* (void)AO_int_fetch_and_add_full(&b->incoming, 0); */
+  }                                           /*   AO_int_store(&b->incoming, 0) */
   d_step {
-    incoming[b] = 0;                          /* AO_int_store(&b->incoming, 0) */
     head[b] = 0; tail[b] = 0;                 /* b->head = b->tail = 0 */
     rs = 1;                                   /* ghost: no node on the old queue any more */
     do
@@ -262,13 +343,20 @@ inline rebuild(b) {
     :: rs <= NN ->
        if
        :: nd[rs].owner != 0 && (nd[rs].state == QUEUED || nd[rs].state == DETACHED) && BKT(nd[rs].key) == b ->
+          on_stack(b, rs);                    /* (the walk of the stack, for the test below) */
           if
 #ifndef BUG_REBUILD_DEAD
-          :: !alive[nd[rs].owner - 1] ->      /* !pf_node_owner_alive(tab, n) */
+          :: !alive[nd[rs].owner - 1] &&      /* !pf_node_owner_alive(tab, n) */
+#if !defined(BUG_FREE_ON_STACK) && !defined(BUG_REBUILD_ON_STACK)
+             !(nd[rs].pushed && incoming[b] != 0 && ons) ->  /* && !(n->pushed && AO_int_load(&b->incoming) */
+                                              /*   && pf_node_on_stack_locked(tab, b, s + 1)) */
+#else
+             true ->                          /* old: a dead slot is freed, on the stack or not */
+#endif
              rdead = rdead + nd[rs].counted;  /* dead += n->counted != 0 */
              slot_free(rs)                    /* linked = counted = 0; pf_slot_free(tab, n, o) */
 #endif
-          :: else ->
+          :: else ->                          /* live, or dead and on the stack: kept */
              nd[rs].bucket = b; nd[rs].counted = 1; rcnt++; nd[rs].linked = 0;
              if
              :: nd[rs].pushed ->              /* insert by arrival number, from the tail */
@@ -300,7 +388,7 @@ inline rebuild(b) {
     /* cur = waiters - dead (not below 0); waiters = max(cur, count) */
     if :: waiters[b] >= rdead -> rcur = waiters[b] - rdead :: else -> rcur = 0 fi;
     if :: rcur > rcnt -> waiters[b] = rcur :: else -> waiters[b] = rcnt fi;
-    rs = 0; rcnt = 0; rdead = 0; rcur = 0; rr = 0; rat = 0
+    rs = 0; rcnt = 0; rdead = 0; rcur = 0; rr = 0; rat = 0; ons = 0
   }
 }
 #endif
@@ -354,17 +442,29 @@ inline queue_wake(b, w, mask, nr) {
 #ifdef CFG_REGION
        seen_alive = alive[nd[r].owner - 1];   /* ghost: the owner's process lives as the waker looks */
 #ifndef BUG_COUNT_DEAD
-       dead_it = !seen_alive                  /* tab->slots && ops->reap: !pf_node_owner_alive (oracle) */
+       dead_it = !seen_alive;                 /* tab->slots && ops->reap: !pf_node_owner_alive (oracle) */
 #endif
        /* BUG_COUNT_DEAD: no owner check, a dead process's slot is counted */
+       /* pf_slot_free_dead_locked: if (n->pushed && pf_node_on_stack_locked(tab, b, ref))
+        * return 0 (folded: the owner is dead, nobody but a drain, which
+        * needs this lock, takes it off the stack) */
+       ons = 0;
+#if !defined(BUG_FREE_ON_STACK) && !defined(BUG_WALK_ON_STACK)
+       if :: dead_it && nd[r].pushed -> on_stack(b, r) :: else fi;
+#endif
+       fo = nd[r].owner                       /* AO_int_load(&w->owner), the freer's `owner` */
 #endif
      }
      if
      :: skip_it -> r = nx
 #ifdef CFG_REGION
-     :: !skip_it && dead_it ->                /* its process died: the kernel would have dropped it */
-        node_unlink(b, r);                    /* pf_node_unlink_locked(tab, b, w) */
-        atomic { slot_free(r); r = nx }       /* pf_slot_free(tab, w, o); continue */
+     :: !skip_it && dead_it && ons ->         /* its push may still be on the stack: left as it is */
+        r = nx                                /*   (linked, counted); the next drain takes it off the */
+                                              /*   stack (linked: skipped), the next walk frees it */
+     :: !skip_it && dead_it && !ons ->        /* its process died: the kernel would have dropped it */
+        node_unlink(b, r);                    /* pf_slot_free_dead_locked: n->linked: pf_node_unlink_locked */
+        slot_free_dead(r, fo);                /* pf_slot_free(tab, n, owner) */
+        r = nx                                /* continue */
 #endif
      :: else ->
         node_unlink(b, r);                    /* pf_node_unlink_locked(tab, b, w) */
@@ -404,7 +504,7 @@ inline queue_wake(b, w, mask, nr) {
        od
     :: else
     fi;
-    dead_it = 0
+    dead_it = 0; ons = 0; fo = 0
   }
 #endif
   r = 0; nx = 0
@@ -771,7 +871,7 @@ inline op_requeue(w1, w2, nr, nr2, val3) {
 /* ---- the processes ------------------------------------------------------------------ */
 
 #ifdef CFG_REGION
-#define WAITER_LOCALS byte ret, st, idx, top, rev, s, nx, rs, rcnt, rdead, rcur, rr, rat; bit took
+#define WAITER_LOCALS byte ret, st, idx, top, rev, s, nx, rs, rcnt, rdead, rcur, rr, rat; bit took, ons
 #else
 #define WAITER_LOCALS byte ret, st, idx, top, rev, s, nx; bit took
 #endif
@@ -793,7 +893,7 @@ proctype waiter(byte n; byte w0; bit alt; byte mask; bit timed; byte waits)
 }
 
 #ifdef CFG_REGION
-#define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret, rs, rcnt, rdead, rcur, rr, rat; bit skip_it, fast, dead_it, seen_alive
+#define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret, rs, rcnt, rdead, rcur, rr, rat; bit skip_it, fast, dead_it, seen_alive, ons, fgot; byte fo
 #elif defined(CFG_HANDLER)
 #define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret, idx; bit skip_it, fast, took
 #else
@@ -1038,6 +1138,84 @@ end_kill:                                             /* nobody left to kill */
 }
 #endif
 
+#ifdef CFG_FREE
+/* (R) Two freers of one dead process's slot (FREE): slot 1 belongs to a
+ * process (pid 5) that died after its wait left the queue (GONE, unlinked,
+ * uncounted), before its pf_slot_free.  A scavenger and two claimers meet
+ * it; a claimer that gets it uses it for a wait and frees it.  Buckets,
+ * queues and wakers play no part: the slot is on none. */
+
+/* region/slot.c: pf_att_scavenge(a), for slot n: o = AO_int_load(&n->owner); if (o
+ * == 0 || !pf_region_id_dead(a, o)) continue (the oracle, folded into the
+ * load); st = AO_int_load(&n->state); not QUEUED or DETACHED:
+ * pf_slot_free(tab, n, o) (a QUEUED one is freed under its bucket's lock,
+ * pf_slot_free_dead_locked: REGION's walk) */
+inline scavenge(n) {
+  so = nd[n].owner;
+  if
+  :: so != 0 && !alive[so - 1] ->
+     if
+     :: nd[n].state != QUEUED && nd[n].state != DETACHED -> slot_free_dead(n, so)
+     :: else
+     fi
+  :: else
+  fi;
+  so = 0
+}
+
+/* pf_region_scavenge: a process of the region that reclaims dead slots */
+proctype scavenger()
+{
+  byte so, rr; bit fgot;
+  {
+    scavenge(1);
+    pdone[_pid] = 1
+  } unless { !alive[_pid] }
+}
+
+/* A process that waits once in the region: pf_waiter_claim's
+ * pf_slot_claim(tab, &ref, 1) (round 0: the slot, else pf_att_scavenge and
+ * round 1), then the wait (sketched: QUEUED, counted, pushed, then the
+ * leave), then pf_waiter_release: pf_slot_free(tab, n, me). */
+proctype claimer()
+{
+  byte so, rr, round; bit fgot, got;
+  {
+    do
+    :: round < 2 ->
+       if
+       :: atomic { nd[1].owner == 0 -> nd[1].owner = _pid + 1 };   /* AO_int_load(&n->owner) == 0 && */
+          got = 1; break                                            /*   CAS(&n->owner, 0, a->me) */
+       :: nd[1].owner != 0 ->
+          if :: round == 0 -> scavenge(1) :: else fi;              /* if (round == 0) pf_att_scavenge(a) */
+          round++
+       fi
+    :: else -> break                                                /* -ENOMEM */
+    od;
+    if
+    :: got ->
+       atomic {                                        /* PF_CRASH("slot_claimed"); state = IDLE; */
+         assert(nd[1].owner == _pid + 1);              /*   linked = pushed = counted = 0 */
+         nd[1].state = IDLE; nd[1].linked = 0; nd[1].pushed = 0; nd[1].counted = 0
+       }
+       atomic {                                        /* the wait: QUEUED, (A) counted, pushed */
+         nd[1].live = 1; nd[1].state = QUEUED; nd[1].counted = 1; nd[1].pushed = 1
+       }
+       atomic {                                        /* pf_waiter_leave: QUEUED -> GONE, uncounted */
+         assert(nd[1].owner == _pid + 1 && nd[1].state == QUEUED && nd[1].counted == 1 && nd[1].pushed == 1);
+         nd[1].state = GONE; nd[1].counted = 0
+       }
+       atomic {                                        /* pf_slot_free(tab, n, me), owner == me: one step */
+         assert(nd[1].owner == _pid + 1);              /* AO_int_load(&n->owner) != me: return */
+         slot_free(1)                                  /* the fields; CAS(&n->owner, me, 0) */
+       }
+    :: else
+    fi;
+    pdone[_pid] = 1
+  } unless { !alive[_pid] }
+}
+#endif
+
 /* ---- configurations ----------------------------------------------------------------- */
 #if defined(CFG_REQ2)
 #define NPROC 2
@@ -1075,6 +1253,15 @@ init {
     run waiter(1, B, 0, 255, 0, 1);
     run waiter(2, A, 0, 255, 1, 1);
     run wakeop(A, B, 1, 1);
+#elif defined(CFG_FREE)
+    /* (R): slot 1 owned by a dead process (pid 5), its wait over; a
+     * scavenger and two claimers; any one of them may die at any step */
+    alive[0] = 1; alive[1] = 1; alive[2] = 1; alive[3] = 1; alive[4] = 1;
+    nd[1].owner = 6; nd[1].state = GONE; nd[1].pushed = 1; nd[1].live = 1;
+    run scavenger();
+    run claimer();
+    run claimer();
+    run killer();
 #elif defined(CFG_REGION)
     /* (R): a timed waiter (slot 1) and an untimed one (slot 2) of a region,
      * WAKE(A, 1) after A = 1; any one of them may die at any step */
@@ -1107,7 +1294,16 @@ init {
 #error "no configuration: -DCFG_WAKE, CFG_REQ, CFG_REQ2, CFG_REQWAKE or CFG_WAKEOP"
 #endif
   }
-#ifdef CFG_REGION
+#if defined(CFG_FREE)
+  /* the end: every process finished or died */
+  timeout;
+  assert((alive[1] == 0 || pdone[1]) && (alive[2] == 0 || pdone[2]) && (alive[3] == 0 || pdone[3]));
+  /* no live process keeps the slot after its calls; with no death it
+   * is free (the dead owner's slot reclaimed, the claimers' freed) */
+  assert(nd[1].owner == 0 || !alive[nd[1].owner - 1]);
+  assert(!(alive[1] && alive[2] && alive[3]) || nd[1].owner == 0)
+}
+#elif defined(CFG_REGION)
   /* the end: nothing can move (a process stuck in a lock is an invalid
    * end state; a live untimed waiter may sleep on only as below) */
   timeout;
@@ -1123,7 +1319,7 @@ init {
   assert(!alive[2] || pdone[2] || (nd[2].state == QUEUED && nd[2].cby == 0 && (g_wlive == 1 || !alive[3])));
   /* a waker counts only slots whose process lived when it looked */
   assert(g_wlive == g_woken);
-  /* the count never below the nodes it covers (an excess may stay, table.c) */
+  /* the count never below the nodes it covers (an excess may stay, region/lock.c) */
   assert(waiters[0] >= nd[1].counted + nd[2].counted);
   assert(lock[0] == 0 || !alive[lock[0] - 1])
 }

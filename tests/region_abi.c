@@ -139,13 +139,13 @@ main(int argc, char **argv)
   is_int(128, rd32(h, 12), "header: 128 bytes");
   is_int(80, rd32(h, 16), "node (slot): 80 bytes");
   is_int(64, rd32(h, 20), "bucket: 64 bytes");
-  is_int(32, rd32(h, 24), "process entry: 32 bytes");
+  is_int(64, rd32(h, 24), "process entry: 64 bytes");
   is_int(PFUTEX_REGION_DEFAULT_BUCKETS, rd32(h, 32), "default buckets at offset 32");
   is_int(PFUTEX_REGION_DEFAULT_SLOTS, rd32(h, 36), "default slots at offset 36");
   is_int(PFUTEX_REGION_DEFAULT_PROCS, rd32(h, 40), "default process entries at offset 40");
   ok(rd64(h, 48) == (uint64_t)st.st_size, "total size at offset 48 (%llu)",
      (unsigned long long)rd64(h, 48));
-  ok(rd64(h, 56) == 128 && rd64(h, 64) == 128 + 32 * (uint64_t)PFUTEX_REGION_DEFAULT_PROCS
+  ok(rd64(h, 56) == 128 && rd64(h, 64) == 128 + 64 * (uint64_t)PFUTEX_REGION_DEFAULT_PROCS
          && rd64(h, 72) == rd64(h, 64) + 64 * (uint64_t)PFUTEX_REGION_DEFAULT_BUCKETS,
      "table offsets: procs 128, buckets after %u entries, slots after the buckets",
      PFUTEX_REGION_DEFAULT_PROCS);

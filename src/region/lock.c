@@ -19,12 +19,14 @@
  */
 #include "internal.h"
 
-/* Region locks this thread holds or is acquiring, per table (the owner test
- * below): a thread holds at most two bucket locks at a time (requeue and
- * wake_op), whose tables may be two regions. */
+/* Region locks this thread holds or is taking (at most two at a time:
+ * requeue and wake_op, whose buckets may be in one region or two), with
+ * the place of each in its process entry's list. */
 struct pf_held {
   const struct pf_table *tab;
-  unsigned int n;
+  uint32_t i;
+  volatile unsigned int *intent;   /* its place in the entry's held[], or NULL */
+  int used;
 };
 #define PF_HELD_MAX 4
 #if defined(__GNUC__)
@@ -34,54 +36,106 @@ static __thread struct pf_held pf_held[PF_HELD_MAX];
 #endif
 
 static struct pf_held *
-pf_held_of(const struct pf_table *tab)
+pf_held_find(const struct pf_table *tab, uint32_t i)
 {
   unsigned int k;
-  struct pf_held *free_one = NULL;
-  for (k = 0; k < PF_HELD_MAX; k++) {
-    if (pf_held[k].n && pf_held[k].tab == tab)
+  for (k = 0; k < PF_HELD_MAX; k++)
+    if (pf_held[k].used && pf_held[k].tab == tab && pf_held[k].i == i)
       return &pf_held[k];
-    if (!pf_held[k].n && !free_one)
-      free_one = &pf_held[k];
-  }
-  PF_ASSERT(free_one != NULL);
-  if (!free_one)
-    free_one = &pf_held[PF_HELD_MAX - 1];   /* never: at most two at a time */
-  free_one->tab = tab;
-  return free_one;
+  return NULL;
 }
 
-/* A region's lock word names its holder (lock id); each process counts, in
- * its entry, the locks its threads hold or are taking.  A locker that has
- * spun a while looks at the holder:
+/* This thread's intent on bucket i, in its process's entry: a free place of
+ * held[] set to i + 1 (NULL when every place is taken: the count then says
+ * more than the list, and lockers wait as for a live holder). */
+static volatile unsigned int *
+pf_region_intent_take(const struct pf_table *tab, uint32_t i)
+{
+  const struct pf_rgn_att *a = pf_tab_att(tab);
+  uint32_t e = a->me & 0xffffu, k;
+  struct pf_rgn_proc *p;
+  if (e == 0 || e > a->nprocs)
+    return NULL;
+  p = &a->procs[e - 1];
+  for (k = 0; k < PF_RGN_HELD; k++)
+    if (AO_int_load(&p->held[k]) == 0 && AO_int_compare_and_swap_full(&p->held[k], 0, i + 1))
+      return &p->held[k];
+  return NULL;
+}
+
+/* May the live process behind lock id `id` hold bucket i, or be about to?
+ * 1 when its entry lists i (in a place other than `mine`, this thread's
+ * own), or counts more locks in flight than it lists (it may be between
+ * the two); 0 when it lists neither: the lock word is a scribble.  The
+ * list is read before the count, which its owner raises before it writes
+ * the list and lowers after it clears it. */
+static int
+pf_region_may_hold(const struct pf_table *tab, uint32_t id, uint32_t i,
+                   const volatile unsigned int *mine)
+{
+  const struct pf_rgn_att *a = pf_tab_att(tab);
+  uint32_t e = id & 0xffffu, k, inuse = 0;
+  const struct pf_rgn_proc *p;
+  if (e == 0 || e > a->nprocs)
+    return 0;
+  p = &a->procs[e - 1];
+  for (k = 0; k < PF_RGN_HELD; k++) {
+    uint32_t v = AO_int_load(&p->held[k]);
+    if (v == 0)
+      continue;
+    inuse++;
+    if (v == i + 1 && &p->held[k] != mine)
+      return 1;
+  }
+  AO_nop_full();
+  return AO_int_load(&p->locking) > inuse;
+}
+
+/* A region's lock word names its holder (lock id).  Each process counts, in
+ * its entry, the bucket locks its threads hold or are taking, and lists
+ * them there (pf_region_intent_take, below).  A locker that has spun a
+ * while looks at the holder:
  *   - a process the OS says is gone (src/os.h; or an id that names none):
  *     the lock is taken over, once (a compare-and-swap of the word), and
  *     the bucket rebuilt from its slots;
- *   - a live process whose count is 0 holds no lock: the word is a
- *     scribble (corruption), taken over the same way;
- *   - this process, when every lock in flight in it on this table is this
- *     thread's: a scribble too;
+ *   - a live process (this one included) whose entry lists neither this
+ *     bucket (beside this thread's own intent) nor more locks than it
+ *     lists: the word is a scribble (corruption), taken over the same way;
  *   - otherwise a live holder: the locker waits, however long (a holder
  *     stopped by SIGSTOP or a debugger, or starved, keeps its lock, as a
  *     process-shared mutex's holder would).  No lock is ever taken from a
  *     live process.
- * A scribbled count can still make a live holder look like a scribble:
- * corruption then costs correctness, as any scribble may, never a crash
- * or a hang. */
+ * Two scribbled words naming two processes that each wait for the other's
+ * bucket are both scribbles by this rule, so they never wait for each
+ * other forever.  A scribbled entry can still make a live holder look like
+ * a scribble (corruption then costs correctness, as any scribble may,
+ * never a crash or a hang), and a process with more than PF_RGN_HELD
+ * locks in flight in one region lists only that many: a scribble naming it
+ * then waits until its count drops. */
 int
 pf_region_bucket_lock(struct pf_table *tab, uint32_t i)
 {
-  volatile unsigned int *l = &tab->buckets[i].lock, *mine, *theirs;
-  struct pf_held *held;
+  volatile unsigned int *l = &tab->buckets[i].lock, *mine;
+  struct pf_held *held = NULL;
   uint32_t me, h;
-  unsigned int spins = 0, rounds = 0;
+  unsigned int spins = 0, rounds = 0, k;
 
   me = pf_region_lock_id(tab);
   if (me == 0 || (mine = pf_region_locking(tab, me)) == NULL)
     return -ENOMEM;                         /* no process entry: no lock id */
   AO_int_fetch_and_add_full(mine, 1);
-  held = pf_held_of(tab);
-  held->n++;
+  for (k = 0; k < PF_HELD_MAX; k++)
+    if (!pf_held[k].used) {
+      held = &pf_held[k];
+      break;
+    }
+  PF_ASSERT(held != NULL);
+  if (!held)
+    held = &pf_held[PF_HELD_MAX - 1];       /* never: at most two at a time */
+  held->tab = tab;
+  held->i = i;
+  held->used = 1;
+  held->intent = pf_region_intent_take(tab, i);
   for (;;) {
     h = AO_int_load(l);
     if (h == 0 && AO_int_compare_and_swap_full(l, 0, me))
@@ -89,15 +143,10 @@ pf_region_bucket_lock(struct pf_table *tab, uint32_t i)
     pf_cpu_relax(&spins);
     if (spins < 100 || (++rounds & 31) != 0 || h == 0)
       continue;
-    if (h == me) {
-      if (AO_int_load(mine) == held->n && AO_int_load(l) == me)
-        return pf_bucket_rebuild_locked(tab, i);
-      continue;
-    }
-    theirs = pf_region_locking(tab, h);
-    if ((pf_region_lock_holder_dead(tab, h) || (theirs && AO_int_load(theirs) == 0))
+    if ((pf_region_lock_holder_dead(tab, h) || !pf_region_may_hold(tab, h, i, held->intent))
         && AO_int_compare_and_swap_full(l, h, me)) {
-      PF_CRASH("lock_takeover");
+      if (h != me)
+        PF_CRASH("lock_takeover");
       return pf_bucket_rebuild_locked(tab, i);
     }
   }
@@ -108,10 +157,12 @@ void
 pf_region_bucket_unlocked(struct pf_table *tab, uint32_t i)
 {
   volatile unsigned int *mine = pf_region_locking(tab, pf_region_lock_id(tab));
-  struct pf_held *held = pf_held_of(tab);
-  (void)i;
-  if (held->n)
-    held->n--;
+  struct pf_held *held = pf_held_find(tab, i);
+  if (held) {
+    if (held->intent)
+      AO_int_store_release(held->intent, 0);
+    held->used = 0;
+  }
   if (mine)
     AO_int_fetch_and_add_full(mine, (unsigned int)-1);
 }

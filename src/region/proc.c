@@ -91,7 +91,7 @@ pf_att_proc_claim(struct pf_rgn_att *a)
   a->pid = (int)self;
   for (e = 0; e < a->nprocs; e++) {
     struct pf_rgn_proc *p = &a->procs[e];
-    uint32_t gen, old;
+    uint32_t gen, old, k;
     int ret = pf_live_claim(a->live, a->live_fd, e, p);
     if (ret == -EBUSY)
       continue;
@@ -104,6 +104,8 @@ pf_att_proc_claim(struct pf_rgn_att *a)
       gen++;
     AO_int_store(&p->gen, gen);
     AO_int_store(&p->locking, 0);
+    for (k = 0; k < PF_RGN_HELD; k++)
+      AO_int_store(&p->held[k], 0);
     AO_int_store_release(&p->pid, self);
     a->me = ((gen & 0xffffu) << 16) | (e + 1);
 #ifdef PF_HAVE_EMU

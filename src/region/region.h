@@ -68,15 +68,20 @@ struct pf_rgn_hdr {
  * of the entry left (slot.c, pf_att_sweep_entry), so no old lock id can
  * alias. */
 #define PF_RGN_CLAIMING 0x80000000u
+#define PF_RGN_HELD 10
 struct pf_rgn_proc {
   uint32_t pid;
   uint32_t gen;
-  uint32_t locking;        /* bucket locks its threads hold or are taking: a
-                              lock word naming a live process whose count is
-                              0 is a scribble, taken over (lock.c) */
+  uint32_t locking;        /* bucket locks its threads hold or are taking */
   uint32_t reserved;
-  uint32_t start_lo, start_hi;   /* Windows: the owner's creation time */
-  uint32_t reserved2[2];
+  uint32_t start_lo, start_hi;   /* "start": the owner's start time */
+  uint32_t held[PF_RGN_HELD];    /* the buckets its threads hold or are taking
+                                    (index + 1; 0: a free place), each written
+                                    after `locking` is raised and cleared before
+                                    it is lowered: a lock word naming a live
+                                    process that lists neither the bucket nor
+                                    more locks than it lists is a scribble
+                                    (lock.c) */
 };
 
 /* The liveness mechanisms, the header's `live` (src/os.h, live.c). */
@@ -94,7 +99,7 @@ PF_RGN_ASSERT(hdr_total, offsetof(struct pf_rgn_hdr, total) == 48);
 PF_RGN_ASSERT(hdr_order, offsetof(struct pf_rgn_hdr, order) == 96);
 PF_RGN_ASSERT(hdr_seq, offsetof(struct pf_rgn_hdr, seq) == 104);
 PF_RGN_ASSERT(hdr_live, offsetof(struct pf_rgn_hdr, live) == 116);
-PF_RGN_ASSERT(proc_size, sizeof(struct pf_rgn_proc) == 32);
+PF_RGN_ASSERT(proc_size, sizeof(struct pf_rgn_proc) == 64);
 PF_RGN_ASSERT(node_size, sizeof(struct pf_node) == 80);
 PF_RGN_ASSERT(node_state, offsetof(struct pf_node, state) == 40);
 PF_RGN_ASSERT(node_park, offsetof(struct pf_node, park) == 68);

@@ -148,23 +148,43 @@ pf_region_scavenge(struct pf_region *rg)
 }
 
 /* Entry e's generation wrapped: after 65,536 owners an old lock id could
- * pass for the new owner's.  Clear every word an earlier owner of e left:
- * take over each bucket lock that names e (the earlier owners are dead:
- * the OS let us claim e) and free each slot it owns.  Inside a critical
- * section; this process's lock id is already the new one. */
+ * be the new owner's (ours) again.  Clear every word an earlier owner of e
+ * left, by entry alone, not by liveness (an aliased id passes for ours):
+ * first the slots (this process owns none yet: every slot of e is an
+ * earlier owner's, freed, under its bucket's lock when it may be queued),
+ * then the bucket locks naming e (taken over and rebuilt).  Inside a
+ * critical section; this process's lock id is already the new one. */
 void
 pf_att_sweep_entry(struct pf_rgn_att *a, uint32_t e)
 {
   struct pf_table *tab = &a->tab;
-  uint32_t i;
+  uint32_t s, i;
+  for (s = 0; s < tab->nslots; s++) {
+    struct pf_node *n = &tab->slots[s];
+    uint32_t o = AO_int_load(&n->owner), st;
+    if (o == 0 || (o & 0xffffu) != e + 1)
+      continue;
+    st = AO_int_load(&n->state);
+    if (st != PF_W_QUEUED && st != PF_W_DETACHED) {
+      pf_slot_free(tab, n, o);
+      continue;
+    }
+    i = AO_int_load(&n->bucket);
+    if (i >= tab->nbuckets)
+      i = 0;
+    if (pf_bucket_lock(tab, i) < 0)
+      continue;
+    (void)pf_bucket_ready_locked(tab, i);
+    if (AO_int_load(&n->owner) == o && AO_int_load(&n->bucket) == i)
+      (void)pf_slot_free_dead_locked(tab, &tab->buckets[i], n, s + 1, o);
+    pf_bucket_unlock(tab, i);
+  }
   for (i = 0; i < tab->nbuckets; i++) {
     uint32_t h = AO_int_load(&tab->buckets[i].lock);
-    if (h != 0 && (h & 0xffffu) == e + 1 && h != a->me && pf_bucket_lock(tab, i) == 0)
+    if (h != 0 && (h & 0xffffu) == e + 1 && pf_bucket_lock(tab, i) == 0)
       pf_bucket_unlock(tab, i);
   }
-  pf_att_scavenge(a);
 }
-
 int
 pf_slot_claim(struct pf_table *tab, pf_ref *ref, int crit)
 {

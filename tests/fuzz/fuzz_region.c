@@ -227,7 +227,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
   before = *rg;
   before_att = *rg->att;
   my_entry = (rg->att->me & 0xffffu) - 1;
-  mine = my_entry < rg->att->nprocs ? rg->att->procs[my_entry] : (struct pf_rgn_proc){ 0, 0, 0, 0, 0, 0, { 0, 0 } };
+  mine = my_entry < rg->att->nprocs ? rg->att->procs[my_entry] : (struct pf_rgn_proc){ 0, 0, 0, 0, 0, 0, { 0 } };
   tab_len = rg->att->hdr->user_off;
 
   /* the scribbles */
