@@ -19,11 +19,11 @@
 #include "region_util.h"
 #include "basic.h"
 
-#ifndef PF_HAVE_EMU
+#if !defined(PF_HAVE_EMU) || defined(_WIN32)
 int
 main(void)
 {
-  skip_all("no emulated backend built");
+  skip_all("no emulated backend built, or no fork (Windows)");
 }
 #else
 #include "region/internal.h"

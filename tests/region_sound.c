@@ -127,9 +127,9 @@ static int is_linux;             /* the native backend: the kernel is the refere
 
 /* ---- Stop points: crash points that SIGSTOP instead of SIGKILL ------------------------------ */
 static volatile int rs_stop_at_crash;
-static __thread long long rs_pause_ns;  /* this thread pauses at the point instead */
 static volatile int rs_pausing;         /* 1 while it pauses, 2 after */
 #if defined(PF_CRASH_POINTS) && defined(__linux__)
+static __thread long long rs_pause_ns;  /* this thread pauses at the point instead */
 # define RS_HAVE_STOP 1
 /* The engine's crash point does kill(getpid(), SIGKILL); in a process that
  * armed a stop point, that becomes SIGSTOP, and the process goes on from
