@@ -141,3 +141,8 @@ pfutex_backends(void)
   pthread_once(&pf_backend_names_once, pf_backend_names_fill);
   return pf_backend_names;
 }
+
+/* The shared key spaces (src/emu.h): here, built in every configuration,
+ * as regions are; the engine reads them, the region layer writes them. */
+volatile AO_t pf_keyspaces[64];
+volatile AO_t pf_keyspaces_n;

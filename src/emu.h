@@ -296,13 +296,32 @@ pf_key_bucket(const struct pf_table *tab, const struct pf_key *k)
   return pf_key_hash(k, tab->nbuckets);
 }
 
-/* The shared keys of regions.  The region layer installs its lookup in
- * pf_key_region (src/region/handle.c) before it publishes its first region:
- * fn(p, k, tab) is 1 with *k and *tab set when p is a word of an open
- * region (its key is (region, offset) in the region's table), else 0.
- * Until then the lookup is one load. */
-typedef int pf_key_region_fn(const void *p, struct pf_key *k, struct pf_table **tab);
-extern volatile AO_t pf_key_region;       /* pf_key_region_fn *, or 0 */
+/* Shared key spaces: address ranges [lo, lo + span) whose words are keyed
+ * by their offset (address - key_base) in a table of their own.  The
+ * region layer registers each open handle's (src/region/handle.c); the
+ * engine looks them up inline and lock-free: one load while none is
+ * registered, a few per space otherwise.  The array is defined in
+ * src/backend.c (every build has regions). */
+struct pf_keyspace {
+  uintptr_t lo, span, key_base;
+  struct pf_table *tab;
+};
+#define PF_KEYSPACES_MAX 64
+extern volatile AO_t pf_keyspaces[PF_KEYSPACES_MAX];   /* const struct pf_keyspace *, or 0 */
+extern volatile AO_t pf_keyspaces_n;                   /* high-water mark */
+
+/* The key space holding the word [p, p+4), or NULL. */
+static inline const struct pf_keyspace *
+pf_keyspace_find(const void *p)
+{
+  AO_t n = AO_load_acquire(&pf_keyspaces_n), i;
+  for (i = 0; i < n; i++) {
+    const struct pf_keyspace *ks = (const struct pf_keyspace *)AO_load_acquire(&pf_keyspaces[i]);
+    if (ks && ks->span >= 4 && (uintptr_t)p - ks->lo <= ks->span - 4)   /* (span < 4: no word) */
+      return ks;
+  }
+  return NULL;
+}
 
 /* Linux's get_futex_key checks: alignment (EINVAL), then the address
  * range (EFAULT).  A private key never touches memory, so the kernel

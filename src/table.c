@@ -97,8 +97,6 @@ pf_spin_unlock(AO_t *l)
   AO_store_release(l, 0);
 }
 
-volatile AO_t pf_key_region;
-
 static inline void
 pf_key_shared_local(uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
 {
@@ -107,31 +105,22 @@ pf_key_shared_local(uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
   *tab = &pf_table;
 }
 
-/* Once a region was opened: ask the region layer first.  Out of line, so
- * pf_key_make_shared stays frameless until then. */
-static PF_NOINLINE int
-pf_key_make_region(pf_key_region_fn *in_region, uint32_t *uaddr, struct pf_key *k,
-                   struct pf_table **tab)
-{
-  if (!in_region(uaddr, k, tab))
-    pf_key_shared_local(uaddr, k, tab);
-  return 0;
-}
-
-/* A shared key (emu.h, pf_key_make): in a region's table (the region
- * layer's lookup, once a region was opened), or this process's
- * shared-local space. */
+/* A shared key (emu.h, pf_key_make): in a key space's table (a region's),
+ * or this process's shared-local space. */
 int
 pf_key_make_shared(uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
 {
-  pf_key_region_fn *in_region;
+  const struct pf_keyspace *ks;
   if (!PF_ALIGNED(uaddr))
     return -EINVAL;
   if (pf_addr_unreadable(uaddr))
     return -EFAULT;
-  in_region = (pf_key_region_fn *)AO_load_acquire(&pf_key_region);
-  if (in_region)
-    return pf_key_make_region(in_region, uaddr, k, tab);
+  if ((ks = pf_keyspace_find(uaddr)) != NULL) {
+    k->word = (uint64_t)((uintptr_t)uaddr - ks->key_base);
+    k->space = PF_KEY_REGION;
+    *tab = ks->tab;
+    return 0;
+  }
   pf_key_shared_local(uaddr, k, tab);
   return 0;
 }

@@ -518,9 +518,9 @@ rc_geom_get(struct rc_geom *g)
   g->nprocs = rg->att->nprocs;
   g->map_len = rg->map_len;
   g->user_len = rg->user_len;
-  g->lo = rg->lo;
-  g->span = rg->span;
-  g->key_base = rg->key_base;
+  g->lo = rg->ks.lo;
+  g->span = rg->ks.span;
+  g->key_base = rg->ks.key_base;
 }
 
 static int

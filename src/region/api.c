@@ -111,9 +111,9 @@ pfutex_region_attach_attr(int fd, void *addr, size_t len, const pfutex_region_at
   }
   rg->user = addr;
   rg->user_len = len;
-  rg->lo = (uintptr_t)addr;
-  rg->span = len & ~(size_t)3;
-  rg->key_base = (uintptr_t)addr;           /* the key is the offset in the object */
+  rg->ks.lo = (uintptr_t)addr;
+  rg->ks.span = len & ~(size_t)3;
+  rg->ks.key_base = (uintptr_t)addr;           /* the key is the offset in the object */
   if ((ret = pf_region_register(rg, tfd, name, st.st_mode & 0666, &g)) < 0) {
     munmap(map, mlen);
     pf_region_free(rg);

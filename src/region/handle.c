@@ -18,10 +18,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* The registry: open handles, read lock-free by the shared keys' lookup
- * (pf_region_find), changed under pf_regions_lock. */
-volatile AO_t pf_regions[PF_REGIONS_MAX];
-volatile AO_t pf_regions_n;
+/* The registry (the engine's key spaces, src/emu.h): open handles, read
+ * lock-free by the shared keys' lookup, changed under pf_regions_lock. */
 pthread_mutex_t pf_regions_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct pf_rgn_att *pf_atts;          /* pf_regions_lock */
@@ -57,17 +55,6 @@ static const struct pf_table_ops pf_region_table_ops = {
   .wait_end = pf_region_wait_end,
 };
 
-/* The engine's lookup of shared keys (src/emu.h, pf_key_region): the
- * registry, read lock-free. */
-static int
-pf_region_key_lookup(const void *p, struct pf_key *k, struct pf_table **tab)
-{
-  struct pf_region *rg = pf_region_find(p);
-  if (!rg)
-    return 0;
-  pf_region_key(rg, p, k, tab);
-  return 1;
-}
 #endif
 
 /* Closed handles, kept for reuse: a handle stays valid memory after close,
@@ -152,9 +139,9 @@ pf_region_new(void *map, size_t map_len, const struct pf_geom *g, int kind)
   if (kind != PF_RGN_ATTACH) {
     rg->user = (char *)map + g->user_off;
     rg->user_len = (size_t)g->user_size;
-    rg->lo = (uintptr_t)rg->user;
-    rg->span = rg->user_len;
-    rg->key_base = (uintptr_t)map;
+    rg->ks.lo = (uintptr_t)rg->user;
+    rg->ks.span = rg->user_len;
+    rg->ks.key_base = (uintptr_t)map;
   }
   rg->slot = -1;
   return rg;
@@ -275,10 +262,7 @@ pf_region_register(struct pf_region *rg, int fd, const char *name, mode_t mode,
   a->refs++;
   rg->att = a;
   rg->slot = i;
-#ifdef PF_HAVE_EMU
-  if (AO_load(&pf_key_region) == 0)         /* the engine looks in the registry from now on */
-    AO_store_release(&pf_key_region, (AO_t)pf_region_key_lookup);
-#endif
+  rg->ks.tab = &a->tab;                      /* the engine's key space (src/emu.h) */
   AO_store_release(&pf_regions[i], (AO_t)rg);
   if ((AO_t)i >= AO_load(&pf_regions_n))
     AO_store_release(&pf_regions_n, (AO_t)i + 1);
@@ -312,7 +296,7 @@ pf_region_unregister(struct pf_region *r)
   /* Using a region's words while another thread closes it is the caller's
    * bug, as munmap is. */
   r->slot = -1;
-  r->span = 0;
+  r->ks.span = 0;
   if (--a->refs == 0) {
     pf_att_proc_release(a);
     if (a->map != r->map)

@@ -9,8 +9,9 @@
  * The layer builds on the engine (src/emu.h); the engine never includes
  * these headers.  It plugs into the engine in two places: a region's
  * table carries the layer's ops (struct pf_table_ops: the robust lock,
- * the rebuild, the slots; handle.c), and the engine's shared keys ask the
- * layer's lookup (pf_key_region) which region a word is in.
+ * the rebuild, the slots; handle.c), and each open handle is one of the
+ * engine's key spaces (struct pf_keyspace: its words, keyed by offset in
+ * the attachment's table), which the engine's shared keys look up.
  *
  * One file per job:
  *   region.h    the layout of the shared memory, what processes share
@@ -71,8 +72,9 @@ struct pf_rgn_att {
 
 /* A handle (pfutex_region_t): one open of a region, with its mapping. */
 struct pfutex_region {
-  uintptr_t lo, span;              /* its futex words: [lo, lo + span) here */
-  uintptr_t key_base;              /* a word's key is its address - key_base */
+  struct pf_keyspace ks;           /* first: its futex words [lo, lo + span) here,
+                                      keyed address - key_base in tab, the
+                                      attachment's (registered in pf_keyspaces) */
   struct pf_rgn_att *att;          /* the object's attachment */
   char *map;                       /* this handle's mapping (the whole region, or for
                                       attach the table beside the user's object) */
@@ -83,30 +85,25 @@ struct pfutex_region {
   int slot;                        /* in pf_regions */
   struct pfutex_region *next_free; /* closed handles kept for reuse (handle.c) */
 };
-#define PF_REGIONS_MAX 64
-extern volatile AO_t pf_regions[PF_REGIONS_MAX];   /* struct pfutex_region *, or 0 */
-extern volatile AO_t pf_regions_n;                 /* high-water mark */
+/* The registry of open handles is the engine's key spaces (src/emu.h):
+ * each handle's ks, its first member. */
+#define PF_REGIONS_MAX PF_KEYSPACES_MAX
+#define pf_regions pf_keyspaces
+#define pf_regions_n pf_keyspaces_n
 
-/* The region holding the word [p, p+4), or NULL.  Lock-free: a load when
- * no region is open, a few per region otherwise. */
+/* The region holding the word [p, p+4), or NULL. */
 static inline struct pf_region *
 pf_region_find(const void *p)
 {
-  AO_t n = AO_load_acquire(&pf_regions_n), i;
-  for (i = 0; i < n; i++) {
-    struct pf_region *rg = (struct pf_region *)AO_load_acquire(&pf_regions[i]);
-    if (rg && rg->span >= 4 && (uintptr_t)p - rg->lo <= rg->span - 4)   /* (span < 4: no word) */
-      return rg;
-  }
-  return NULL;
+  return (struct pf_region *)(uintptr_t)pf_keyspace_find(p);
 }
 
 static inline void
 pf_region_key(struct pf_region *rg, const void *p, struct pf_key *k, struct pf_table **tab)
 {
-  k->word = (uint64_t)((uintptr_t)p - rg->key_base);
+  k->word = (uint64_t)((uintptr_t)p - rg->ks.key_base);
   k->space = PF_KEY_REGION;
-  *tab = &rg->att->tab;
+  *tab = rg->ks.tab;
 }
 
 /* ---- Geometry and layout (layout.c) --------------------------------------- */

@@ -260,8 +260,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
   run_ops(rg, &in);
   region_check(rg, "after the ops");
-  if (memcmp(&before_att.tab, &rg->att->tab, sizeof before_att.tab) != 0 || before.lo != rg->lo
-      || before.span != rg->span || before_att.procs != rg->att->procs || before_att.nprocs != rg->att->nprocs
+  if (memcmp(&before_att.tab, &rg->att->tab, sizeof before_att.tab) != 0 || before.ks.lo != rg->ks.lo
+      || before.ks.span != rg->ks.span || before_att.procs != rg->att->procs || before_att.nprocs != rg->att->nprocs
       || before.user != rg->user || before.user_len != rg->user_len)
     fz_fail("the handle's geometry moved");
 
