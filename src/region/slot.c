@@ -108,33 +108,41 @@ pf_slot_reap_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *n
   return 1;
 }
 
+/* Free slot s, owned by `o`, a dead process's (or an earlier owner's of
+ * our entry): at once when it is on no queue, else under its bucket's lock
+ * (pf_slot_free_dead_locked: not while its push may be on the stack). */
+static void
+pf_slot_free_stale(struct pf_rgn_att *a, uint32_t s, uint32_t o)
+{
+  struct pf_table *tab = &a->tab;
+  struct pf_node *n = &tab->slots[s];
+  uint32_t st = AO_int_load(&n->state), i;
+  if (st != PF_W_QUEUED && st != PF_W_DETACHED) {
+    pf_slot_free(tab, n, o);
+    return;
+  }
+  i = AO_int_load(&n->bucket);
+  if (i >= tab->nbuckets)
+    i = 0;
+  if (pf_bucket_lock(tab, i) < 0)
+    return;
+  (void)pf_bucket_ready_locked(tab, i);
+  if (AO_int_load(&n->owner) == o && AO_int_load(&n->bucket) == i)
+    (void)pf_slot_free_dead_locked(tab, &tab->buckets[i], n, s + 1, o);
+  pf_bucket_unlock(tab, i);
+}
+
 /* Reclaim dead processes' slots: those on no queue at once, those that may
  * be on one under their bucket's lock.  Inside a critical section (it takes
  * bucket locks). */
 static void
 pf_att_scavenge(struct pf_rgn_att *a)
 {
-  struct pf_table *tab = &a->tab;
   uint32_t s;
-  for (s = 0; s < tab->nslots; s++) {
-    struct pf_node *n = &tab->slots[s];
-    uint32_t o = AO_int_load(&n->owner), st, i;
-    if (o == 0 || !pf_region_id_dead(a, o))
-      continue;
-    st = AO_int_load(&n->state);
-    if (st != PF_W_QUEUED && st != PF_W_DETACHED) {
-      pf_slot_free(tab, n, o);
-      continue;
-    }
-    i = AO_int_load(&n->bucket);
-    if (i >= tab->nbuckets)
-      i = 0;
-    if (pf_bucket_lock(tab, i) < 0)
-      continue;
-    (void)pf_bucket_ready_locked(tab, i);
-    if (AO_int_load(&n->owner) == o && AO_int_load(&n->bucket) == i)
-      (void)pf_slot_free_dead_locked(tab, &tab->buckets[i], n, s + 1, o);
-    pf_bucket_unlock(tab, i);
+  for (s = 0; s < a->tab.nslots; s++) {
+    uint32_t o = AO_int_load(&a->tab.slots[s].owner);
+    if (o != 0 && pf_region_id_dead(a, o))
+      pf_slot_free_stale(a, s, o);
   }
 }
 
@@ -160,24 +168,9 @@ pf_att_sweep_entry(struct pf_rgn_att *a, uint32_t e)
   struct pf_table *tab = &a->tab;
   uint32_t s, i;
   for (s = 0; s < tab->nslots; s++) {
-    struct pf_node *n = &tab->slots[s];
-    uint32_t o = AO_int_load(&n->owner), st;
-    if (o == 0 || (o & 0xffffu) != e + 1)
-      continue;
-    st = AO_int_load(&n->state);
-    if (st != PF_W_QUEUED && st != PF_W_DETACHED) {
-      pf_slot_free(tab, n, o);
-      continue;
-    }
-    i = AO_int_load(&n->bucket);
-    if (i >= tab->nbuckets)
-      i = 0;
-    if (pf_bucket_lock(tab, i) < 0)
-      continue;
-    (void)pf_bucket_ready_locked(tab, i);
-    if (AO_int_load(&n->owner) == o && AO_int_load(&n->bucket) == i)
-      (void)pf_slot_free_dead_locked(tab, &tab->buckets[i], n, s + 1, o);
-    pf_bucket_unlock(tab, i);
+    uint32_t o = AO_int_load(&tab->slots[s].owner);
+    if (o != 0 && (o & 0xffffu) == e + 1)
+      pf_slot_free_stale(a, s, o);
   }
   for (i = 0; i < tab->nbuckets; i++) {
     uint32_t h = AO_int_load(&tab->buckets[i].lock);
