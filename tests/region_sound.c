@@ -217,7 +217,7 @@ struct rs_res {
 };
 
 struct rs_s3 {
-  volatile int spawned, live, returned, ret0, other, quit, last_err;
+  volatile int spawned, live, returned, ret0, other, quit, give_up, last_err;
 };
 
 struct rs_shared {
@@ -999,7 +999,8 @@ s3b(void)
         _exit(3);
       c->spawned++;
     }
-    while (!c->quit && __atomic_load_n(&c->returned, __ATOMIC_SEQ_CST) < S3_N)
+    /* its waits end before it does (the parent says when to give up) */
+    while (!c->give_up && __atomic_load_n(&c->returned, __ATOMIC_SEQ_CST) < c->spawned)
       usleep(1000);
     _exit(0);
   }
@@ -1024,14 +1025,19 @@ s3b(void)
   s3_stop = 1;
   for (i = 0; i < 2; i++)
     pthread_join(hot[i], NULL);
-  /* The rest, with wakes of everyone (counted too). */
+  /* No more waits (a slow machine, qemu-user, may not have started all
+   * S3_N in the time); the rest, with wakes of everyone (counted too):
+   * every wait that started must return. */
+  c->quit = 1;
+  usleep(20000);                            /* a spawn in flight lands */
   t0 = pft_now_ns();
-  while (__atomic_load_n(&c->returned, __ATOMIC_SEQ_CST) < S3_N && pft_now_ns() - t0 < 2 * RS_SEC) {
+  while (__atomic_load_n(&c->returned, __ATOMIC_SEQ_CST) < __atomic_load_n(&c->spawned, __ATOMIC_SEQ_CST)
+         && pft_now_ns() - t0 < 5 * RS_SEC) {
     int r1 = pfutex_wake(s3_aw, ANY, INT_MAX, 0), r2 = pfutex_wake(s3_bw, ANY, INT_MAX, 0);
     tally += (r1 > 0 ? r1 : 0) + (r2 > 0 ? r2 : 0);
     usleep(1000);
   }
-  c->quit = 1;
+  c->give_up = 1;
   if (!rs_end_within(helper, 3 * RS_SEC, &st)) {
     rs_kill(helper);
     st = -1;
@@ -1040,9 +1046,9 @@ s3b(void)
   diag("  3b: %d waits: %d returned 0, %d otherwise; wakes counted %ld (the hot loops %ld, %ld); "
        "slowest WAKE_OP %.3f s", c->spawned, c->ret0, c->other, tally, s3_hot_tally[0],
        s3_hot_tally[1], (double)worst / 1e9);
-  rs_check(c->spawned == S3_N && c->returned == S3_N,
-           "3b: every one of the %d waits returned (%d did: the rest lost their wakeups)", S3_N,
-           c->returned);
+  rs_check(c->spawned > 0 && c->returned == c->spawned,
+           "3b: every one of the %d waits that started (of %d planned) returned (%d did: the rest "
+           "lost their wakeups)", c->spawned, S3_N, c->returned);
   rs_check(tally == c->ret0 && c->other == 0,
            "3b: the wakes' counts (%ld) equal the waits that returned 0 (%d; %d other returns, "
            "last errno %s)", tally, c->ret0, c->other, pft_errname(c->last_err));
@@ -1409,7 +1415,16 @@ s6_execed(pid_t pid)
   if (n <= 0)
     return 0;
   buf[n] = 0;
-  return (size_t)n > strlen(buf) + 1 && strcmp(buf + strlen(buf) + 1, "--idle") == 0;
+  /* any argument (under qemu-user the first is the emulator's) */
+  {
+    size_t at = strlen(buf) + 1;
+    while (at < (size_t)n) {
+      if (strcmp(buf + at, "--idle") == 0)
+        return 1;
+      at += strlen(buf + at) + 1;
+    }
+  }
+  return 0;
 }
 
 static void
