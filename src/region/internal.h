@@ -67,8 +67,9 @@ struct pf_rgn_att {
   int nfds;                        /* more descriptors of the object, closed with it */
   int fds[8];
   AO_t waits;                      /* waits of this process in progress on it */
-  AO_t held_bits;                  /* the places of its entry's held[] this process's
-                                      threads reserved (src/region/lock.c) */
+  AO_t local_locking;              /* its bucket locks in flight, as this process
+                                      knows them: the truth its entry's count is
+                                      repaired to (src/region/lock.c) */
   struct pf_rgn_att *next;         /* all attachments (pf_regions_lock; never freed) */
 };
 

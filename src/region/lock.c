@@ -45,79 +45,50 @@ pf_held_find(const struct pf_table *tab, uint32_t i)
   return NULL;
 }
 
-/* This thread's intent on bucket i, in its process's entry: a place of
- * held[] set to i + 1.  The places are this process's to hand out (a->bits,
- * process-local, so a scribbled place is never mistaken for a free or a
- * taken one): a thread reserves one, then writes it; when all are taken it
- * waits for one, so every bucket lock a process holds is listed.  It also
- * clears the places no thread of this process reserved (a scribble's):
- * read the place, then the reservations, so a place being written by a
- * thread that reserved it is never cleared. */
+/* This thread's intent on bucket i, in its process's entry: a free place of
+ * held[] set to i + 1 (NULL when every place is taken: the count then says
+ * more than the list, and lockers wait as for a live holder). */
 static volatile unsigned int *
 pf_region_intent_take(const struct pf_table *tab, uint32_t i)
 {
-  struct pf_rgn_att *a = pf_tab_att(tab);
+  const struct pf_rgn_att *a = pf_tab_att(tab);
   uint32_t e = a->me & 0xffffu, k;
-  unsigned int spins = 0;
   struct pf_rgn_proc *p;
-  AO_t bits;
   if (e == 0 || e > a->nprocs)
     return NULL;
   p = &a->procs[e - 1];
-  for (;;) {
-    bits = AO_load(&a->held_bits);
-    for (k = 0; k < PF_RGN_HELD && (bits & ((AO_t)1 << k)); k++)
-      ;
-    if (k < PF_RGN_HELD) {
-      if (AO_compare_and_swap_full(&a->held_bits, bits, bits | ((AO_t)1 << k)))
-        break;
-      continue;
-    }
-    pf_cpu_relax(&spins);                   /* PF_RGN_HELD locks in flight: wait for one */
-  }
-  AO_int_store(&p->held[k], i + 1);
-  AO_nop_full();
-  for (e = 0; e < PF_RGN_HELD; e++) {
-    uint32_t v = AO_int_load(&p->held[e]);
-    if (v != 0 && !(AO_load(&a->held_bits) & ((AO_t)1 << e)))
-      (void)AO_int_compare_and_swap_full(&p->held[e], v, 0);
-  }
-  return &p->held[k];
+  for (k = 0; k < PF_RGN_HELD; k++)
+    if (AO_int_load(&p->held[k]) == 0 && AO_int_compare_and_swap_full(&p->held[k], 0, i + 1))
+      return &p->held[k];
+  return NULL;
 }
 
-static void
-pf_region_intent_drop(const struct pf_table *tab, volatile unsigned int *place)
-{
-  struct pf_rgn_att *a = pf_tab_att(tab);
-  uint32_t e = a->me & 0xffffu;
-  AO_t bits, bit;
-  if (!place || e == 0 || e > a->nprocs)
-    return;
-  bit = (AO_t)1 << (place - a->procs[e - 1].held);
-  AO_int_store_release(place, 0);
-  do
-    bits = AO_load(&a->held_bits);
-  while (!AO_compare_and_swap_full(&a->held_bits, bits, bits & ~bit));
-}
-
-/* May the live process behind lock id `id` hold bucket i?  1 when its
- * entry lists i in a place other than `mine` (this thread's own intent),
- * else 0: a process lists every bucket lock it holds, before it takes it
- * and until it released it, so a lock word naming it is a scribble. */
+/* May the live process behind lock id `id` hold bucket i, or be about to?
+ * 1 when its entry lists i (in a place other than `mine`, this thread's
+ * own), or counts more locks in flight than it lists (it may be between
+ * the two); 0 when it lists neither: the lock word is a scribble.  The
+ * list is read before the count, which its owner raises before it writes
+ * the list and lowers after it clears it. */
 static int
 pf_region_may_hold(const struct pf_table *tab, uint32_t id, uint32_t i,
                    const volatile unsigned int *mine)
 {
   const struct pf_rgn_att *a = pf_tab_att(tab);
-  uint32_t e = id & 0xffffu, k;
+  uint32_t e = id & 0xffffu, k, inuse = 0;
   const struct pf_rgn_proc *p;
   if (e == 0 || e > a->nprocs)
     return 0;
   p = &a->procs[e - 1];
-  for (k = 0; k < PF_RGN_HELD; k++)
-    if (AO_int_load(&p->held[k]) == i + 1 && &p->held[k] != mine)
+  for (k = 0; k < PF_RGN_HELD; k++) {
+    uint32_t v = AO_int_load(&p->held[k]);
+    if (v == 0)
+      continue;
+    inuse++;
+    if (v == i + 1 && &p->held[k] != mine)
       return 1;
-  return 0;
+  }
+  AO_nop_full();
+  return AO_int_load(&p->locking) > inuse;
 }
 
 /* A region's lock word names its holder (lock id).  Each process counts, in
@@ -127,21 +98,20 @@ pf_region_may_hold(const struct pf_table *tab, uint32_t id, uint32_t i,
  *   - a process the OS says is gone (src/os.h; or an id that names none):
  *     the lock is taken over, once (a compare-and-swap of the word), and
  *     the bucket rebuilt from its slots;
- *   - a live process (this one included) whose entry does not list this
- *     bucket (beside this thread's own intent): the word is a scribble
- *     (corruption), cleared, and the lock taken as a free one;
+ *   - a live process (this one included) whose entry lists neither this
+ *     bucket (beside this thread's own intent) nor more locks than it
+ *     lists: the word is a scribble (corruption), taken over the same way;
  *   - otherwise a live holder: the locker waits, however long (a holder
  *     stopped by SIGSTOP or a debugger, or starved, keeps its lock, as a
  *     process-shared mutex's holder would).  No lock is ever taken from a
  *     live process.
  * Two scribbled words naming two processes that each wait for the other's
  * bucket are both scribbles by this rule, so they never wait for each
- * other forever; a scribbled count means nothing (the list decides).  A
- * scribbled entry can still make a live holder look like a scribble
- * (corruption then costs correctness, as any scribble may), and a place
- * scribbled to list the bucket of a word scribbled to name that process
- * stalls the bucket until the process's next region lock clears the
- * place (pf_region_intent_take). */
+ * other forever.  A scribbled entry can still make a live holder look like
+ * a scribble (corruption then costs correctness, as any scribble may,
+ * never a crash or a hang), and a process with more than PF_RGN_HELD
+ * locks in flight in one region lists only that many: a scribble naming it
+ * then waits until its count drops. */
 int
 pf_region_bucket_lock(struct pf_table *tab, uint32_t i)
 {
@@ -154,6 +124,7 @@ pf_region_bucket_lock(struct pf_table *tab, uint32_t i)
   if (me == 0 || (mine = pf_region_locking(tab, me)) == NULL)
     return -ENOMEM;                         /* no process entry: no lock id */
   AO_int_fetch_and_add_full(mine, 1);
+  AO_fetch_and_add1_full(&pf_tab_att(tab)->local_locking);
   for (k = 0; k < PF_HELD_MAX; k++)
     if (!pf_held[k].used) {
       held = &pf_held[k];
@@ -173,15 +144,11 @@ pf_region_bucket_lock(struct pf_table *tab, uint32_t i)
     pf_cpu_relax(&spins);
     if (spins < 100 || (++rounds & 31) != 0 || h == 0)
       continue;
-    if (h != me && pf_region_lock_holder_dead(tab, h)) {
-      if (AO_int_compare_and_swap_full(l, h, me)) {
+    if ((pf_region_lock_holder_dead(tab, h) || !pf_region_may_hold(tab, h, i, held->intent))
+        && AO_int_compare_and_swap_full(l, h, me)) {
+      if (h != me)
         PF_CRASH("lock_takeover");
-        return pf_bucket_rebuild_locked(tab, i);
-      }
-    } else if (!pf_region_may_hold(tab, h, i, held->intent)) {
-      /* a scribble: cleared, then taken as any free lock (its next ready
-       * checks the queue, and rebuilds it if the scribble reached it) */
-      (void)AO_int_compare_and_swap_full(l, h, 0);
+      return pf_bucket_rebuild_locked(tab, i);
     }
   }
 }
@@ -193,11 +160,19 @@ pf_region_bucket_unlocked(struct pf_table *tab, uint32_t i)
   volatile unsigned int *mine = pf_region_locking(tab, pf_region_lock_id(tab));
   struct pf_held *held = pf_held_find(tab, i);
   if (held) {
-    pf_region_intent_drop(tab, held->intent);
+    if (held->intent)
+      AO_int_store_release(held->intent, 0);
     held->used = 0;
   }
   if (mine)
     AO_int_fetch_and_add_full(mine, (unsigned int)-1);
+  /* This process's last lock in flight: its entry's count is 0, whatever a
+   * scribble made of it (a scribbled count would make lockers wait on any
+   * word naming us for good).  A thread of ours starting a lock meanwhile
+   * raised the count: zeroing it loses that only while the thread is
+   * between its raise and its listing, where it holds nothing yet. */
+  if (AO_fetch_and_sub1_full(&pf_tab_att(tab)->local_locking) == 1 && mine)
+    AO_int_store(mine, 0);
 }
 
 /* ---- Rebuilding a region's bucket ------------------------------------------------ */

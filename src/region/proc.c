@@ -144,7 +144,7 @@ pf_regions_atfork_child(void)
   for (a = pf_atts; a; a = a->next) {
     if (a->refs > 0) {
       AO_store(&a->waits, 0);
-      AO_store(&a->held_bits, 0);     /* the forking thread holds no bucket lock */
+      AO_store(&a->local_locking, 0);   /* the forking thread holds no bucket lock */
       (void)pf_att_proc_claim(a);
     }
   }
