@@ -88,7 +88,7 @@ pf_region_may_hold(const struct pf_table *tab, uint32_t id, uint32_t i,
       return 1;
   }
   AO_nop_full();
-  return AO_int_load(&p->locking) > inuse;
+  return AO_int_load(&p->locking) > inuse ? 2 : 0;
 }
 
 /* A region's lock word names its holder (lock id).  Each process counts, in
@@ -117,8 +117,10 @@ pf_region_bucket_lock(struct pf_table *tab, uint32_t i)
 {
   volatile unsigned int *l = &tab->buckets[i].lock, *mine;
   struct pf_held *held = NULL;
-  uint32_t me, h;
+  uint32_t me, h, unlisted_h = 0;
   unsigned int spins = 0, rounds = 0, k;
+  long long unlisted_since = 0;
+  int may;
 
   me = pf_region_lock_id(tab);
   if (me == 0 || (mine = pf_region_locking(tab, me)) == NULL)
@@ -144,8 +146,29 @@ pf_region_bucket_lock(struct pf_table *tab, uint32_t i)
     pf_cpu_relax(&spins);
     if (spins < 100 || (++rounds & 31) != 0 || h == 0)
       continue;
-    if ((pf_region_lock_holder_dead(tab, h) || !pf_region_may_hold(tab, h, i, held->intent))
-        && AO_int_compare_and_swap_full(l, h, me)) {
+    may = pf_region_lock_holder_dead(tab, h) ? 0 : pf_region_may_hold(tab, h, i, held->intent);
+    if (may == 2) {
+      /* Only its count says it may hold the bucket: it lists more than 10
+       * locks in flight, or the count is a scribble (repaired when its
+       * last lock ends, but a busy process may never get there).  A lock
+       * it holds unlisted for over a second is taken as a scribble: only
+       * a process with more than PF_RGN_HELD locks in flight in this
+       * region, stopped, would lose one (doc/regions.md). */
+      struct timespec now;
+      long long t;
+      if (pf_clock_now(PFUTEX_CLOCK_MONOTONIC, &now) == 0) {
+        t = (long long)now.tv_sec * 1000000000LL + now.tv_nsec;
+        if (h != unlisted_h) {
+          unlisted_h = h;
+          unlisted_since = t;
+        } else if (t - unlisted_since > 1000000000LL) {
+          may = 0;
+        }
+      }
+    } else {
+      unlisted_h = 0;
+    }
+    if (may == 0 && AO_int_compare_and_swap_full(l, h, me)) {
       if (h != me)
         PF_CRASH("lock_takeover");
       return pf_bucket_rebuild_locked(tab, i);
