@@ -189,8 +189,27 @@ pf_att_new(const char *id, int fd, const char *name, mode_t mode, char *map, siz
     pf_atts = a;
   }
   next = a->next;
-  memset(a, 0, sizeof *a);
+  {
+    volatile unsigned int *ll = a->local_locks;
+    uint32_t ln = a->local_n;
+    memset(a, 0, sizeof *a);
+    if (ll && ln >= g->nbuckets) {
+      memset((void *)ll, 0, ln * sizeof *ll);
+    } else {
+      free((void *)ll);
+      ln = g->nbuckets;
+      if (!(ll = calloc(ln, sizeof *ll)))
+        ln = 0;
+    }
+    a->local_locks = ll;
+    a->local_n = ln;
+  }
   a->next = next;
+  if (!a->local_locks) {
+    if (live_fd >= 0 && live_fd != fd)
+      close(live_fd);
+    return NULL;                            /* *err: ENOMEM */
+  }
   while ((1u << bits) < g->nbuckets)
     bits++;
   snprintf(a->id, sizeof a->id, "%s", id);

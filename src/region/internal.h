@@ -67,6 +67,10 @@ struct pf_rgn_att {
   int nfds;                        /* more descriptors of the object, closed with it */
   int fds[8];
   AO_t waits;                      /* waits of this process in progress on it */
+  volatile unsigned int *local_locks;  /* per bucket, process-local: held by the one
+                                      thread of this process that may take or hold
+                                      the bucket's lock (src/region/lock.c) */
+  uint32_t local_n;
   AO_t local_locking;              /* its bucket locks in flight, as this process
                                       knows them: the truth its entry's count is
                                       repaired to (src/region/lock.c) */

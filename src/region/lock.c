@@ -125,6 +125,15 @@ pf_region_bucket_lock(struct pf_table *tab, uint32_t i)
   me = pf_region_lock_id(tab);
   if (me == 0 || (mine = pf_region_locking(tab, me)) == NULL)
     return -ENOMEM;                         /* no process entry: no lock id */
+  /* One thread of this process at a time takes or holds bucket i (a
+   * process-local lock, inside the critical section): so a word naming
+   * this process while we hold it is never another thread's of ours. */
+  {
+    volatile unsigned int *ll = &pf_tab_att(tab)->local_locks[i];
+    while (AO_int_load(ll) != 0 || !AO_int_compare_and_swap_full(ll, 0, 1))
+      pf_cpu_relax(&spins);
+    spins = 0;
+  }
   AO_int_fetch_and_add_full(mine, 1);
   AO_fetch_and_add1_full(&pf_tab_att(tab)->local_locking);
   for (k = 0; k < PF_HELD_MAX; k++)
@@ -146,7 +155,10 @@ pf_region_bucket_lock(struct pf_table *tab, uint32_t i)
     pf_cpu_relax(&spins);
     if (spins < 100 || (++rounds & 31) != 0 || h == 0)
       continue;
-    may = pf_region_lock_holder_dead(tab, h) ? 0 : pf_region_may_hold(tab, h, i, held->intent);
+    if (h == me)
+      may = 0;                              /* no other thread of ours: a scribble */
+    else
+      may = pf_region_lock_holder_dead(tab, h) ? 0 : pf_region_may_hold(tab, h, i, held->intent);
     if (may == 2) {
       /* Only its count says it may hold the bucket: it lists more than 10
        * locks in flight, or the count is a scribble (repaired when its
@@ -196,6 +208,7 @@ pf_region_bucket_unlocked(struct pf_table *tab, uint32_t i)
    * between its raise and its listing, where it holds nothing yet. */
   if (AO_fetch_and_sub1_full(&pf_tab_att(tab)->local_locking) == 1 && mine)
     AO_int_store(mine, 0);
+  AO_int_store_release(&pf_tab_att(tab)->local_locks[i], 0);
 }
 
 /* ---- Rebuilding a region's bucket ------------------------------------------------ */

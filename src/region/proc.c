@@ -16,6 +16,7 @@
 #include "internal.h"
 
 #include <pthread.h>
+#include <string.h>
 #include <unistd.h>
 
 /* This process's pid, kept current across fork (glibc's getpid is a system
@@ -145,6 +146,8 @@ pf_regions_atfork_child(void)
     if (a->refs > 0) {
       AO_store(&a->waits, 0);
       AO_store(&a->local_locking, 0);   /* the forking thread holds no bucket lock */
+      if (a->local_locks)
+        memset((void *)a->local_locks, 0, a->local_n * sizeof *a->local_locks);
       (void)pf_att_proc_claim(a);
     }
   }
