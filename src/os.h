@@ -34,10 +34,12 @@ int pf_os_shared_key_check(const void *p);
  *         by any route, or execs (the descriptor is close-on-exec); a fork
  *         child holds none of its parent's.  Where a shm object is a file:
  *         Linux, NetBSD, OpenBSD, DragonFly.
+ *         FreeBSD and macOS refuse record locks on shm objects (EBADF):
+ *         there the same locks are on a companion file ("lockfile",
+ *         src/region/live.c), as under their shims on Linux.
  *   start (src/region/live.c): the owner's pid and start time, read back with the
- *         pid: a reused pid belongs to a process started later.  FreeBSD
- *         and macOS (record locks on their shm objects fail with EBADF),
- *         Windows; on Linux the shims of FreeBSD and macOS use it.
+ *         pid: a reused pid belongs to a process started later.  Windows
+ *         only (Linux has a reader too, for tests/live_start).
  * The OS's half, per port: */
 /* lock: take (0, -EBUSY when another process holds it, -errno), test (1
  * held by another process, 0 not), drop the lock on byte `byte` of fd. */
@@ -48,8 +50,9 @@ void pf_os_lock_release(int fd, uint32_t byte);
  * when there is no such process (or it has ended), or -1 when it exists but
  * its start time cannot be read (not ours: it counts as alive). */
 int pf_os_proc_start(uint32_t pid, uint64_t *t);
-/* The creator of a region's object holds the lock on this byte until the
- * layout is written (lock mechanism). */
+/* The creator of a region's object holds the lock on this byte, of the
+ * object (lock) or of its companion file (lockfile), until the layout is
+ * written (src/region/object.c). */
 #define PF_OS_CREATOR_BYTE 65536u
 
 #ifdef _WIN32

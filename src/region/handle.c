@@ -94,22 +94,52 @@ pf_att_find(const char *id)
   return NULL;
 }
 
-/* Keep fd with the attachment of its object, or close it when this process
- * has none (pf_regions_lock held).  Closing a descriptor of an object the
- * process is attached to would drop the process's record locks on it
- * (src/os.h), that is, its life in the region's eyes. */
+/* Keep fd open until attachment a ends.  Where no memory is left for the
+ * list, fd stays open for good: closing it would drop the locks. */
+static void
+pf_att_keep_fd(struct pf_rgn_att *a, int fd)
+{
+  if (a->nfds == a->fds_cap) {
+    int cap = a->fds_cap ? 2 * a->fds_cap : 8;
+    int *n = realloc(a->fds, (size_t)cap * sizeof *n);
+    if (!n)
+      return;
+    a->fds = n;
+    a->fds_cap = cap;
+  }
+  a->fds[a->nfds++] = fd;
+}
+
+/* Keep fd with the attachment whose object or companion file (live.c) it
+ * is a descriptor of, or close it when this process has none
+ * (pf_regions_lock held).  Closing any descriptor of a file drops every
+ * record lock the process holds on it (src/os.h): its life in the region's
+ * eyes. */
 static void
 pf_fd_dispose_locked(int fd)
 {
   char id[80];
   struct pf_rgn_att *a;
+  struct stat st, ls;
   if (fd < 0)
     return;
   pf_object_id(fd, NULL, id, sizeof id);
-  if ((a = pf_att_find(id)) != NULL && a->nfds < (int)(sizeof a->fds / sizeof a->fds[0])) {
-    a->fds[a->nfds++] = fd;
+  if ((a = pf_att_find(id)) != NULL) {
+    pf_att_keep_fd(a, fd);
     return;
   }
+#ifndef _WIN32
+  if (fstat(fd, &st) == 0)
+    for (a = pf_atts; a; a = a->next)
+      if (a->refs > 0 && a->live_fd >= 0 && a->live_fd != a->fd && fstat(a->live_fd, &ls) == 0
+          && ls.st_dev == st.st_dev && ls.st_ino == st.st_ino) {
+        pf_att_keep_fd(a, fd);
+        return;
+      }
+#else
+  (void)st;
+  (void)ls;
+#endif
   close(fd);
 }
 
@@ -167,7 +197,7 @@ pf_att_new(const char *id, int fd, const char *name, mode_t mode, char *map, siz
   struct pf_rgn_att *a, *next;
   unsigned int bits = 0;
 #ifdef PF_HAVE_LIVE_LOCK
-  if (live == PF_LIVE_LOCKFILE && (live_fd = pf_live_file_open(name, mode)) < 0) {
+  if (live == PF_LIVE_LOCKFILE && (live_fd = pf_live_file_open(name, mode, 1)) < 0) {
     *err = live_fd;
     return NULL;
   }
@@ -192,7 +222,10 @@ pf_att_new(const char *id, int fd, const char *name, mode_t mode, char *map, siz
   {
     volatile unsigned int *ll = a->local_locks;
     uint32_t ln = a->local_n;
+    int *fds = a->fds, cap = a->fds_cap;
     memset(a, 0, sizeof *a);
+    a->fds = fds;                           /* (emptied when it last ended) */
+    a->fds_cap = cap;
     if (ll && ln >= g->nbuckets) {
       memset((void *)ll, 0, ln * sizeof *ll);
     } else {

@@ -64,8 +64,10 @@ struct pf_rgn_att {
   char *map;                       /* the mapping the table is in */
   size_t map_len;
   int refs;                        /* handles (pf_regions_lock) */
-  int nfds;                        /* more descriptors of the object, closed with it */
-  int fds[8];
+  int nfds, fds_cap;               /* more descriptors of its files (the object, the
+                                      companion), closed with it: closing one
+                                      earlier would drop the record locks */
+  int *fds;
   AO_t waits;                      /* waits of this process in progress on it */
   volatile unsigned int *local_locks;  /* per bucket, process-local: held by the one
                                       thread of this process that may take or hold
@@ -145,7 +147,8 @@ int pf_region_obj_unlink(const char *name);
 /* ---- The registry, handles and attachments (handle.c) --------------------- */
 extern pthread_mutex_t pf_regions_lock;    /* the registry, the attachments, closed handles */
 extern struct pf_rgn_att *pf_atts;         /* every attachment (pf_regions_lock; never freed) */
-/* Keep fd with its object's attachment, or close it. */
+/* Keep fd with the attachment of its file (the object, or a companion
+ * file: live.c), or close it when this process has none. */
 void pf_fd_dispose(int fd);
 /* A handle for the mapping map (whole region, or an attach table), and
  * back to the closed handles. */
@@ -201,12 +204,17 @@ void pf_regions_init_once(void);
 /* lockfile: the record locks are on a companion regular file (the host's
  * shm objects refuse them): its path for region object `name` (NULL: an
  * anonymous region, a temporary file unlinked at once), opened or created
- * (0600 | mode's read/write bits): a descriptor, or -errno (live.c). */
-int pf_live_file_open(const char *name, mode_t mode);
+ * (create: 0600 | mode's read/write bits; else -ENOENT when there is
+ * none): a descriptor, or -errno (live.c).  Close one only through
+ * pf_fd_dispose: closing any descriptor of a file drops every record lock
+ * this process holds on it. */
+int pf_live_file_open(const char *name, mode_t mode, int create);
 int pf_live_file_unlink(const char *name);
 /* The liveness mechanisms (src/os.h): is one built here, and entry e's
  * owner by mechanism `live` (the header's). */
 int pf_live_supported(uint32_t live);
+/* The mechanism of the regions this process creates (layout.c). */
+uint32_t pf_live_default(void);
 /* Entry e's owner: become it (0, -EBUSY when a live process is, -errno), is
  * it a live process other than this one (1) or gone (0), give it up. */
 int pf_live_claim(uint32_t live, int fd, uint32_t e, struct pf_rgn_proc *p);

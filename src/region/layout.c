@@ -71,8 +71,8 @@ pf_region_backend_code(void)
  * record locks on the object where the host's shm objects take them, else
  * on a companion file (FreeBSD, macOS, and their shims), else (Windows)
  * pid and start time. */
-static uint32_t
-pf_region_live_default(void)
+uint32_t
+pf_live_default(void)
 {
 #ifdef PF_HAVE_LIVE_LOCK
 # ifdef PF_HAVE_OBJECT_LOCKS
@@ -117,7 +117,7 @@ pf_layout_init(void *mem, const struct pf_geom *g, int kind)
   h->user_size = g->user_size;
   h->order = order;
   h->backend = pf_region_backend_code();
-  h->live = pf_region_live_default();
+  h->live = pf_live_default();
   AO_nop_full();
   AO_int_store_release(&h->magic, PF_RGN_MAGIC);
 }

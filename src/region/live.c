@@ -72,7 +72,7 @@ pf_live_file_path(const char *name, char *buf, size_t len)
 }
 
 int
-pf_live_file_open(const char *name, mode_t mode)
+pf_live_file_open(const char *name, mode_t mode, int create)
 {
   char path[64];
   int fd, saved = errno, ret;
@@ -83,10 +83,11 @@ pf_live_file_open(const char *name, mode_t mode)
       unlink(path);
   } else {
     pf_live_file_path(name, path, sizeof path);
-    fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, (mode & 0666) | 0600);
+    fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | (create ? O_CREAT : 0),
+              (mode & 0666) | 0600);
   }
   if (fd < 0) {
-    ret = errno == EMFILE || errno == ENFILE ? -errno : -ENOMEM;
+    ret = errno == EMFILE || errno == ENFILE ? -errno : !create && errno == ENOENT ? -ENOENT : -ENOMEM;
     errno = saved;
     return ret;
   }

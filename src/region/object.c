@@ -47,24 +47,71 @@ pf_region_obj_unlink(const char *name)
   return shm_unlink(name);
 }
 
-/* The creator of a region object still at work on its layout?  The lock
- * mechanism: it holds the creator's byte (src/os.h) from before it sized
- * the object until the layout is written; else its pid and start time. */
+#ifdef _WIN32
+/* The creator of a region object still at work on its layout?  Windows:
+ * its pid, for the few instructions of the creation. */
 static int
-pf_region_creator_busy(int fd, const struct pf_rgn_hdr *h)
+pf_region_creator_busy(const struct pf_rgn_hdr *h)
 {
-#ifdef PF_HAVE_OBJECT_LOCKS
-  (void)h;
-  return pf_os_lock_held(fd, PF_OS_CREATOR_BYTE);
-#elif defined(_WIN32)
-  (void)fd;
   return h->init_pid == 0 || pf_os_pid_alive((int)h->init_pid);
+}
 #else
-  uint64_t t;
+/* The creator of a region object holds the creator's byte (src/os.h) from
+ * before it sizes the object until the layout is written: on the object
+ * itself where this host's regions lock it (lock), on the companion file
+ * where they lock that (lockfile: FreeBSD, macOS, and their shims, which
+ * so run those systems' path here: live.c).  cfd: the companion's
+ * descriptor (lockfile), or -1. */
+static int
+pf_region_creator_claim(int fd, int cfd)
+{
+  if (cfd >= 0)
+    return pf_os_lock_claim(cfd, PF_OS_CREATOR_BYTE);
+#ifdef PF_HAVE_OBJECT_LOCKS
+  return pf_os_lock_claim(fd, PF_OS_CREATOR_BYTE);
+#else
   (void)fd;
-  return h->init_pid == 0 || pf_os_proc_start(h->init_pid, &t) != 0;
+  return 0;                               /* (no host: lockfile is the default there) */
 #endif
 }
+
+static void
+pf_region_creator_done(int fd, int cfd)
+{
+  if (cfd >= 0) {
+    pf_os_lock_release(cfd, PF_OS_CREATOR_BYTE);
+    pf_fd_dispose(cfd);
+    return;
+  }
+#ifdef PF_HAVE_OBJECT_LOCKS
+  pf_os_lock_release(fd, PF_OS_CREATOR_BYTE);
+#else
+  (void)fd;
+#endif
+}
+
+/* Is the creator of the object `name` (open as fd) still at work on its
+ * layout?  Asked where this process's own regions are locked: a creator
+ * of another backend's regions would be refused (EPROTO) anyway. */
+static int
+pf_region_creator_busy(int fd, const char *name)
+{
+  int cfd, busy;
+  if (pf_live_default() == PF_LIVE_LOCKFILE) {
+    if ((cfd = pf_live_file_open(name, 0, 0)) < 0)
+      return cfd != -ENOENT;              /* none: no creator; else ask again later */
+    busy = pf_os_lock_held(cfd, PF_OS_CREATOR_BYTE);
+    pf_fd_dispose(cfd);
+    return busy;
+  }
+#ifdef PF_HAVE_OBJECT_LOCKS
+  return pf_os_lock_held(fd, PF_OS_CREATOR_BYTE);
+#else
+  (void)fd;
+  return 1;
+#endif
+}
+#endif
 
 #ifdef _WIN32
 /* Windows: create (O_EXCL) or open the named mapping for `name` (see the
@@ -110,7 +157,7 @@ opened:
   for (tries = 0;; tries++) {
     if ((ret = pf_layout_check(h, (uint64_t)*lenp, g)) == 0)
       break;
-    if (ret != -EINVAL || AO_int_load(&h->magic) != 0 || !pf_region_creator_busy(-1, h)
+    if (ret != -EINVAL || AO_int_load(&h->magic) != 0 || !pf_region_creator_busy(h)
         || tries == 5000) {
       munmap(*mapp, *lenp);
       return ret == -EINVAL && AO_int_load(&h->magic) == 0 ? -ENOTRECOVERABLE : ret;
@@ -133,7 +180,7 @@ opened:
 #else
 /* Wait (bounded) for an object someone else is creating to be ready. */
 static int
-pf_region_wait_ready(int fd, struct stat *st, void **mapp, struct pf_geom *g)
+pf_region_wait_ready(int fd, const char *name, struct stat *st, void **mapp, struct pf_geom *g)
 {
   int tries;
   for (tries = 0; tries < 5000; tries++) {
@@ -157,7 +204,7 @@ pf_region_wait_ready(int fd, struct stat *st, void **mapp, struct pf_geom *g)
       }
       /* not ready: is its creator still at work?  (Then the magic again:
        * it may have finished meanwhile.) */
-      if (!pf_region_creator_busy(fd, h) && AO_int_load_acquire(&h->magic) == 0) {
+      if (!pf_region_creator_busy(fd, name) && AO_int_load_acquire(&h->magic) == 0) {
         munmap(map, (size_t)st->st_size);
         return -ENOTRECOVERABLE;          /* it died creating it: unlink, recreate */
       }
@@ -180,7 +227,7 @@ pf_region_shm(const char *name, int oflag, mode_t mode, const pfutex_region_attr
               int *fdp)
 {
   struct stat st;
-  int fd, ret, created = 0;
+  int fd, ret, created = 0, cfd = -1;
 
   *createdp = 0;
   *fdp = -1;
@@ -194,26 +241,31 @@ pf_region_shm(const char *name, int oflag, mode_t mode, const pfutex_region_attr
         return errno == ENOENT ? ret : -errno;
       goto opened;
     }
+    if (pf_live_default() == PF_LIVE_LOCKFILE && (cfd = pf_live_file_open(name, mode, 1)) < 0)
+      return cfd;
     fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, mode);
     if (fd >= 0) {
       created = 1;
       *g = want;
-#ifdef PF_HAVE_OBJECT_LOCKS
       /* the creator's byte, before the object has a size (src/os.h) */
-      if ((ret = pf_os_lock_claim(fd, PF_OS_CREATOR_BYTE)) < 0) {
+      if ((ret = pf_region_creator_claim(fd, cfd)) < 0) {
         shm_unlink(name);
         close(fd);
+        pf_fd_dispose(cfd);
         return ret == -EBUSY ? -ENOTRECOVERABLE : ret;
       }
-#endif
       if (ftruncate(fd, (off_t)want.total) != 0) {
         ret = -errno;
         shm_unlink(name);
         close(fd);
+        pf_region_creator_done(-1, cfd);
         return ret == -EFBIG || ret == -EINVAL ? -ENOMEM : ret;
       }
-    } else if (errno != EEXIST || (oflag & O_EXCL)) {
-      return -errno;
+    } else {
+      ret = -errno;
+      pf_fd_dispose(cfd);
+      if (ret != -EEXIST || (oflag & O_EXCL))
+        return ret;
     }
   }
   if (!created && (fd = shm_open(name, O_RDWR, 0)) < 0)
@@ -225,22 +277,21 @@ opened:
     if (map == MAP_FAILED) {
       ret = -errno;
       shm_unlink(name);
+      pf_region_creator_done(fd, cfd);
       close(fd);
       return ret;
     }
     ((struct pf_rgn_hdr *)map)->init_pid = (uint32_t)getpid();
     PF_CRASH("region_creating");
     pf_layout_init(map, g, kind);
-#ifdef PF_HAVE_OBJECT_LOCKS
-    pf_os_lock_release(fd, PF_OS_CREATOR_BYTE);
-#endif
+    pf_region_creator_done(fd, cfd);
     *mapp = map;
     *lenp = (size_t)g->total;
     *createdp = 1;
     *fdp = fd;
     return 0;
   }
-  ret = pf_region_wait_ready(fd, &st, mapp, g);
+  ret = pf_region_wait_ready(fd, name, &st, mapp, g);
   if (ret < 0) {
     pf_fd_dispose(fd);
     return ret;
