@@ -78,7 +78,9 @@ main(void)
 #include "pft.h"
 #include "region_util.h"
 
-#include <sys/syscall.h>
+#ifdef __linux__
+# include <sys/syscall.h>
+#endif
 
 #define ANY PFUTEX_BITSET_MATCH_ANY
 #define RS_WORKERS 6
