@@ -69,6 +69,15 @@
  *      child the dead waiter's pid, and a pthread_atfork child handler of
  *      this program (registered before the library's) holds the child in
  *      fork until the parent's wake(1) has returned.
+ *   9  a region's creator stopped at crash point region_creating (object
+ *      sized, layout unwritten): a) an opener waits while it is stopped,
+ *      and both opens succeed once it is continued; b) killed there
+ *      instead: an opener gets ENOTRECOVERABLE at once (the creator's
+ *      byte: on the object, or on the companion file under the FreeBSD
+ *      and macOS shims, as on those systems).
+ *  10  one region opened 20 times by one process (20 descriptors of one
+ *      object: closing any would drop the process's record locks) with a
+ *      waiter; another process's wake(1) must count it and wake it.
  *
  * Each scenario runs in a process (group) of its own, bounded in time; it
  * reports its checks through shared memory and the parent prints them, so
@@ -1602,6 +1611,171 @@ s7(void)
 
 /* ---- Driver --------------------------------------------------------------------------------- */
 
+/* ---- 9. a creator stopped, then killed, while it writes the layout ---------------------------- */
+
+/* Open `name` (no create) in a child; its result in sh->res[k]. */
+static pid_t
+s9_opener(const char *name, int k)
+{
+  pid_t pid;
+  memset((void *)&sh->res[k], 0, sizeof sh->res[k]);
+  if ((pid = rs_fork()) == 0) {
+    pfutex_region_t *h;
+    sh->res[k].started = 1;
+    h = pfutex_region_open(name, 0, O_RDWR, 0);
+    sh->res[k].err = h ? 0 : errno;
+    sh->res[k].t_done = pft_now_ns();
+    __atomic_store_n(&sh->res[k].done, 1, __ATOMIC_SEQ_CST);
+    _exit(0);
+  }
+  return pid;
+}
+
+/* A creator child of `name`, stopped at crash point region_creating
+ * (after it sized the object, before the layout): its pid, or 0 (skip). */
+static pid_t
+s9_stopped_creator(const char *name, int k)
+{
+  pid_t pid;
+  int st;
+  memset((void *)&sh->res[k], 0, sizeof sh->res[k]);
+  if ((pid = rs_fork()) == 0) {
+    pfutex_region_t *h;
+    rs_arm_stop("region_creating", 1);
+    h = pfutex_region_open(name, 4096, O_RDWR | O_CREAT | O_EXCL, 0600);
+    sh->res[k].err = h ? 0 : errno;
+    __atomic_store_n(&sh->res[k].done, 1, __ATOMIC_SEQ_CST);
+    _exit(0);
+  }
+  if (rs_stop_within(pid, 2 * RS_SEC, &st) != 1) {
+    rs_kill(pid);
+    return 0;
+  }
+  return pid;
+}
+
+static void
+s9(void)
+{
+  char name[64];
+  pid_t c, o;
+  int st;
+  long long t;
+
+  if (!RS_HAVE_STOP) {
+    rs_skip("no crash points in this build");
+    return;
+  }
+  /* a: stopped creator: an opener waits; continued: both succeed */
+  ru_name(name, sizeof name, "snd9a");
+  (void)pfutex_region_unlink(name);
+  if (!(c = s9_stopped_creator(name, 0))) {
+    rs_skip("the creator did not stop at region_creating");
+    (void)pfutex_region_unlink(name);
+    return;
+  }
+  o = s9_opener(name, 1);
+  usleep(300 * 1000);
+  rs_check(!sh->res[1].done, "9a: an opener of a region whose creator is stopped while it "
+           "writes the layout waits (returned: %s)",
+           sh->res[1].done ? pft_errname(sh->res[1].err) : "no");
+  t = pft_now_ns();
+  kill(c, SIGCONT);
+  rs_end_within(c, 5 * RS_SEC, &st);
+  rs_end_within(o, 5 * RS_SEC, &st);
+  rs_check(sh->res[0].done && sh->res[0].err == 0, "9a: the continued creator's open succeeds (%s)",
+           sh->res[0].done ? pft_errname(sh->res[0].err) : "did not return");
+  rs_check(sh->res[1].done && sh->res[1].err == 0 && sh->res[1].t_done - t < 2 * RS_SEC,
+           "9a: then the opener's succeeds (%s)",
+           sh->res[1].done ? pft_errname(sh->res[1].err) : "did not return");
+  rs_kill(c);
+  rs_kill(o);
+  (void)pfutex_region_unlink(name);
+
+  /* b: the creator dies there: an opener learns it at once */
+  ru_name(name, sizeof name, "snd9b");
+  (void)pfutex_region_unlink(name);
+  if (!(c = s9_stopped_creator(name, 0))) {
+    rs_skip("the creator did not stop at region_creating");
+    (void)pfutex_region_unlink(name);
+    return;
+  }
+  rs_kill(c);
+  t = pft_now_ns();
+  o = s9_opener(name, 1);
+  rs_end_within(o, 10 * RS_SEC, &st);
+  rs_check(sh->res[1].done && sh->res[1].err == ENOTRECOVERABLE
+           && sh->res[1].t_done - t < 2 * RS_SEC,
+           "9b: an opener of a region whose creator died writing the layout gets "
+           "ENOTRECOVERABLE within 2 s (%s after %.2f s)",
+           sh->res[1].done ? pft_errname(sh->res[1].err) : "did not return",
+           sh->res[1].done ? (double)(sh->res[1].t_done - t) / 1e9 : 0.0);
+  rs_kill(o);
+  (void)pfutex_region_unlink(name);
+}
+
+/* ---- 10. one region open many times in one process ------------------------------------------ */
+
+#define S10_OPENS 20
+
+static void
+s10(void)
+{
+  char name[64];
+  pfutex_region_t *h[S10_OPENS];
+  uint32_t *w;
+  struct pft_waiter wt;
+  pid_t b;
+  int i, n = 0, st, d;
+
+  ru_name(name, sizeof name, "snd10");
+  (void)pfutex_region_unlink(name);
+  if (!(h[n++] = pfutex_region_open(name, 4096, O_RDWR | O_CREAT | O_EXCL, 0600))) {
+    rs_check(0, "10: named region: %s", pft_errname(errno));
+    return;
+  }
+  for (; n < S10_OPENS; n++)
+    if (!(h[n] = pfutex_region_open(name, 0, O_RDWR, 0))) {
+      rs_check(0, "10: open number %d: %s", n + 1, pft_errname(errno));
+      break;
+    }
+  w = pfutex_region_addr(h[0]);
+  memset(&wt, 0, sizeof wt);
+  wt.uaddr = &w[8];
+  wt.val = 0;
+  pft_waiter_start(&wt);
+  usleep(100 * 1000);
+  memset((void *)&sh->res[0], 0, sizeof sh->res[0]);
+  if ((b = rs_fork()) == 0) {
+    pfutex_region_t *hb = pfutex_region_open(name, 0, O_RDWR, 0);
+    long r = -1;
+    if (hb) {
+      r = pfutex_wake((uint32_t *)pfutex_region_addr(hb) + 8, ANY, 1, 0);
+      sh->res[0].err = r < 0 ? errno : 0;
+    } else {
+      sh->res[0].err = errno;
+    }
+    sh->res[0].ret = r;
+    __atomic_store_n(&sh->res[0].done, 1, __ATOMIC_SEQ_CST);
+    _exit(0);
+  }
+  rs_end_within(b, 10 * RS_SEC, &st);
+  d = s7_done_within(&wt, 1, 1, RS_STALL_NS);
+  rs_check(sh->res[0].done && sh->res[0].ret == 1 && d == 1,
+           "10: after %d opens of one region in a process, another process's wake(1) of its "
+           "waiter counts 1 (%ld, %s) and the waiter returns (%d)", n, (long)sh->res[0].ret,
+           pft_errname(sh->res[0].err), d);
+  if (d == 0) {
+    (void)pfutex_wake(&w[8], ANY, 1, 0);
+    s7_done_within(&wt, 1, 1, 2 * RS_SEC);
+  }
+  pft_waiter_join(&wt);
+  rs_kill(b);
+  for (i = 0; i < n; i++)
+    pfutex_region_close(h[i]);
+  (void)pfutex_region_unlink(name);
+}
+
 struct rs_scen {
   int id;
   const char *name;
@@ -1617,6 +1791,8 @@ static const struct rs_scen rs_scens[] = {
   { 6, "exec ghost", s6 },
   { 7, "one region open twice", s7 },
   { 8, "fork child with a dead waiter's pid", s8 },
+  { 9, "creator stopped, then killed, writing the layout", s9 },
+  { 10, "one region open 20 times in a process", s10 },
 };
 
 static void
