@@ -70,8 +70,9 @@ extern "C" {
  * optionally or-ed with FUTEX_PRIVATE_FLAG (128) and FUTEX_CLOCK_REALTIME
  * (256); for REQUEUE, CMP_REQUEUE and WAKE_OP the timeout slot carries val2
  * (cast it: (const struct timespec *)(uintptr_t)val2).  Names for the op
- * numbers are in <pfutex/linux.h>.  FUTEX_FD, the PI ops and unknown ops fail
- * with ENOSYS. */
+ * numbers are in <pfutex/linux.h>.  The PI ops (FUTEX_LOCK_PI ...
+ * FUTEX_LOCK_PI2) go to the kernel on the native backend; under emulation
+ * they fail with ENOSYS for now, as FUTEX_FD and unknown ops do. */
 PFUTEX_API long pfutex(uint32_t *uaddr, int op, uint32_t val,
                        const struct timespec *timeout, uint32_t *uaddr2,
                        uint32_t val3);
@@ -113,6 +114,45 @@ PFUTEX_API int pfutex_cmp_requeue(uint32_t *uaddr, uint32_t val,
  * unknown cmp after *uaddr2 was modified, as on Linux). */
 PFUTEX_API int pfutex_wake_op(uint32_t *uaddr, uint32_t *uaddr2, int nr_wake,
                               int nr_wake2, uint32_t op, unsigned int flags);
+
+/* ---- Many words at once: futex_waitv(2) -------------------------------- */
+/* The layout of Linux's struct futex_waitv: val is compared with the 32-bit
+ * word at uaddr; flags is PFUTEX2_SIZE_U32, optionally with PFUTEX2_PRIVATE;
+ * __reserved is 0. */
+struct pfutex_waitv {
+  uint64_t val;
+  uint64_t uaddr;
+  uint32_t flags;
+  uint32_t __reserved;
+};
+#define PFUTEX2_SIZE_U32        0x02u
+#define PFUTEX2_PRIVATE         128u
+#define PFUTEX_WAITV_MAX        128
+
+/* Linux futex_waitv(2): wait until a wake reaches any of the nr_futexes
+ * words (1 .. PFUTEX_WAITV_MAX), each while it holds its val.  Returns the
+ * index of a woken entry; -1 with errno EAGAIN (a word differed: nothing
+ * stays queued), ETIMEDOUT (the absolute timeout on clockid,
+ * PFUTEX_CLOCK_MONOTONIC or PFUTEX_CLOCK_REALTIME, passed; NULL: none),
+ * EINTR, EINVAL (nr_futexes 0 or too many, flags not 0, an entry's flags
+ * or __reserved, a misaligned word, a bad clock or timeout) or EFAULT. */
+PFUTEX_API long pfutex_waitv(struct pfutex_waitv *waiters, unsigned int nr_futexes,
+                             unsigned int flags, const struct timespec *timeout,
+                             int clockid);
+
+/* ---- Priority inheritance and robust lists ------------------------------ */
+/* The PI ops go through pfutex() with Linux's numbers (FUTEX_LOCK_PI ...,
+ * <pfutex/linux.h>) and word protocol: the owner's id in the low 30 bits,
+ * FUTEX_WAITERS, FUTEX_OWNER_DIED.  pfutex_tid() is the id this thread
+ * uses in PI and robust words: Linux's gettid() on Linux. */
+PFUTEX_API pid_t pfutex_tid(void);
+
+/* Linux set_robust_list(2) and get_robust_list(2), with the layout of
+ * Linux's struct robust_list_head (<linux/futex.h>, or <pfutex/linux.h>
+ * where there is none).  pid 0: the calling thread. */
+struct robust_list_head;
+PFUTEX_API int pfutex_set_robust_list(struct robust_list_head *head, size_t len);
+PFUTEX_API int pfutex_get_robust_list(int pid, struct robust_list_head **head, size_t *len);
 
 /* ---- Backends ---------------------------------------------------------- */
 /* Name of the active backend: "linux:futex2", "linux:futex" or

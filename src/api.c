@@ -4,6 +4,7 @@
  * absolute deadlines on a named clock, a wake count of 0 that wakes none.
  * Unlike the multiplexer, a negative count is EINVAL. */
 #include "pf.h"
+#include "os.h"
 #ifdef PF_HAVE_EMU
 # include "emu.h"
 #endif
@@ -166,4 +167,41 @@ pfutex_wake_op(uint32_t *uaddr, uint32_t *uaddr2, int nr_wake, int nr_wake2,
   r.nr2 = nr_wake2;
   r.wakeop = op;
   return pf_errno(be->wake_op(&r));
+}
+
+/* ---- futex_waitv, PI ids, robust lists ---------------------------------- */
+/* Each goes to the backend's hook (the native one: the kernel as it is);
+ * a backend without one answers ENOSYS. */
+long
+pfutex_waitv(struct pfutex_waitv *waiters, unsigned int nr_futexes, unsigned int flags,
+             const struct timespec *timeout, int clockid)
+{
+  const struct pf_backend *be = pf_backend_get();
+  if (!be || !be->waitv)
+    return pf_fail(ENOSYS);
+  return pf_errno((int)be->waitv(waiters, nr_futexes, flags, timeout, clockid));
+}
+
+int
+pfutex_set_robust_list(struct robust_list_head *head, size_t len)
+{
+  const struct pf_backend *be = pf_backend_get();
+  if (!be || !be->robust_set)
+    return pf_fail(ENOSYS);
+  return pf_errno((int)be->robust_set(head, len));
+}
+
+int
+pfutex_get_robust_list(int pid, struct robust_list_head **head, size_t *len)
+{
+  const struct pf_backend *be = pf_backend_get();
+  if (!be || !be->robust_get)
+    return pf_fail(ENOSYS);
+  return pf_errno((int)be->robust_get(pid, head, len));
+}
+
+pid_t
+pfutex_tid(void)
+{
+  return pf_os_tid();
 }

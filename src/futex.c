@@ -5,8 +5,8 @@
  *   1. a timeout is read and validated first, for the ops that take one
  *      (EINVAL for tv_sec < 0 or tv_nsec outside [0, 1e9));
  *   2. FUTEX_CLOCK_REALTIME with anything but WAIT_BITSET: ENOSYS (the
- *      kernel also allows WAIT_REQUEUE_PI and LOCK_PI2, which are ENOSYS
- *      here anyway);
+ *      kernel also allows WAIT_REQUEUE_PI and LOCK_PI2: the PI ops go to
+ *      a backend's own hook, the native one's, or are ENOSYS);
  *   3. per op: zero bitset EINVAL, negative requeue counts EINVAL, then the
  *      addresses (alignment EINVAL, faults EFAULT: the backend's job, since
  *      only it knows which memory it touches).
@@ -54,8 +54,10 @@ pf_futex_req(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeo
 
   if (!be)
     return pf_errno(-ENOSYS);
-  if (be->raw && cmd <= PF_OP_WAKE_BITSET && cmd != PF_OP_FD && cmd != PF_OP_LOCK_PI
-      && cmd != PF_OP_UNLOCK_PI && cmd != PF_OP_TRYLOCK_PI)
+  if (be->pi && (cmd == PF_OP_LOCK_PI || cmd == PF_OP_UNLOCK_PI || cmd == PF_OP_TRYLOCK_PI
+                 || (cmd >= PF_OP_WAIT_REQUEUE_PI && cmd <= PF_OP_LOCK_PI2)))
+    return pf_errno(be->pi(uaddr, op, val, timeout, uaddr2, val3));
+  if (be->raw && cmd <= PF_OP_WAKE_BITSET && cmd != PF_OP_FD)
     return pf_errno(be->raw(uaddr, op, val, timeout, uaddr2, val3));
   r.flags = PF_F_LEGACY | ((op & PF_OP_PRIVATE_FLAG) ? 0 : PF_F_SHARED);
   r.uaddr = uaddr;
@@ -109,8 +111,7 @@ pf_futex_req(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeo
     r.wakeop = val3;
     return pf_errno(be->wake_op(&r));
   default:
-    /* FUTEX_FD (gone since 2.6.26), the PI ops (not yet implemented: ENOSYS
-     * rather than a wrong answer) and every unknown op. */
+    /* FUTEX_FD (gone since 2.6.26) and every unknown op. */
     return pf_errno(-ENOSYS);
   }
 }

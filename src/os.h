@@ -23,6 +23,14 @@ int pf_os_probe_write(const void *p);
  * OS cannot tell cheaply). */
 int pf_os_shared_key_check(const void *p);
 
+/* The calling thread's id in PI and robust futex words (pfutex_tid): 1 ..
+ * FUTEX_TID_MASK.  Linux: gettid() (ports/linux/mem.c); Windows: the
+ * thread id (ports/win32/os.c); elsewhere (src/os_generic.c) a
+ * per-process counter beside the pid, unique among the live threads of
+ * processes whose pids differ in their low 17 bits only (not yet an id
+ * allocated in a region: see doc/internals.md). */
+pid_t pf_os_tid(void);
+
 /* ---- Regions: which processes are alive (src/region/live.c) -------------
  * Each process attached to a region owns one entry of the region's process
  * table, and the OS vouches for the owner: an entry is dead exactly when

@@ -120,6 +120,16 @@ struct pf_backend {
   long (*raw)(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeout,
               uint32_t *uaddr2, uint32_t val3);
   unsigned int caps;             /* PF_BE_* */
+  /* Optional (NULL: ENOSYS): the PI ops of the multiplexer (LOCK_PI,
+   * UNLOCK_PI, TRYLOCK_PI, WAIT_REQUEUE_PI, CMP_REQUEUE_PI, LOCK_PI2),
+   * undecoded; futex_waitv(2) as pfutex_waitv takes it; set_robust_list(2)
+   * and get_robust_list(2).  Each returns a count or 0, or -errno. */
+  long (*pi)(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeout,
+             uint32_t *uaddr2, uint32_t val3);
+  long (*waitv)(struct pfutex_waitv *w, unsigned int nr, unsigned int flags,
+                const struct timespec *timeout, int clockid);
+  long (*robust_set)(struct robust_list_head *head, size_t len);
+  long (*robust_get)(int pid, struct robust_list_head **head, size_t *len);
 };
 /* The backend is the emulation engine (src/emu.h): a front end may run the
  * engine's two fast paths itself, before building a request: a mismatched

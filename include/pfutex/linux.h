@@ -65,7 +65,36 @@
 #define FUTEX_OP(op, oparg, cmp, cmparg) \
   (((op & 0xf) << 28) | ((cmp & 0xf) << 24)		\
    | ((oparg & 0xfff) << 12) | (cmparg & 0xfff))
+
+
+/* The robust list a thread registers (pfutex_set_robust_list): entries
+ * are linked through a struct robust_list member of each lock, the lock's
+ * word at futex_offset from that member. */
+struct robust_list {
+  struct robust_list *next;
+};
+struct robust_list_head {
+  struct robust_list list;
+  long futex_offset;
+  struct robust_list *list_op_pending;
+};
+#define ROBUST_LIST_LIMIT	2048
 #endif /* !_LINUX_FUTEX_H */
+
+/* futex2's flags (older <linux/futex.h> lack some). */
+#ifndef FUTEX2_SIZE_U32
+# define FUTEX2_SIZE_U8		0x00
+# define FUTEX2_SIZE_U16	0x01
+# define FUTEX2_SIZE_U32	0x02
+# define FUTEX2_SIZE_U64	0x03
+# define FUTEX2_NUMA		0x04
+#endif
+#ifndef FUTEX2_PRIVATE
+# define FUTEX2_PRIVATE		128
+#endif
+#ifndef FUTEX_WAITV_MAX
+# define FUTEX_WAITV_MAX	128
+#endif
 
 #ifndef PFUTEX_NO_FUTEX_WRAPPER
 /* futex(): the multiplexer under its Linux name (define PFUTEX_NO_FUTEX_WRAPPER

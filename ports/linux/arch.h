@@ -73,5 +73,6 @@
 #define PF_ARCH_NR_FUTEX_WAKE    454
 #define PF_ARCH_NR_FUTEX_WAIT    455
 #define PF_ARCH_NR_FUTEX_REQUEUE 456
+#define PF_ARCH_NR_FUTEX_WAITV   449
 
 #endif

@@ -243,3 +243,9 @@ pf_os_shared_key_check(const void *p)
     return 0;
   return perms[0] == 'r' && (perms[3] == 's' || file) ? 0 : -EFAULT;
 }
+
+pid_t
+pf_os_tid(void)
+{
+  return (pid_t)syscall(SYS_gettid);
+}

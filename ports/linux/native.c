@@ -187,4 +187,8 @@ const struct pf_backend pf_backend_linux = {
   .wake_op = pf_native_wake_op,
   .raw = pf_linux_futex_raw,
   .caps = PF_BE_KERNEL,
+  .pi = pf_linux_futex_raw,
+  .waitv = pf_linux_futex_waitv,
+  .robust_set = pf_linux_set_robust_list,
+  .robust_get = pf_linux_get_robust_list,
 };

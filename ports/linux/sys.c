@@ -133,7 +133,8 @@ pf_linux_futex_raw(uint32_t *uaddr, int op, uint32_t val, const struct timespec 
 #if SIZEOF_VOID_P == 4 && PF_NR_futex_time64 != 0
   const int cmd = op & ~(PF_OP_PRIVATE_FLAG | PF_OP_CLOCK_REALTIME);
   if (pf_linux_sys_init() == PF_LINUX_OLD_TIME64) {
-    if (timeout && (cmd == PF_OP_WAIT || cmd == PF_OP_WAIT_BITSET)) {
+    if (timeout && (cmd == PF_OP_WAIT || cmd == PF_OP_WAIT_BITSET || cmd == PF_OP_LOCK_PI
+                    || cmd == PF_OP_LOCK_PI2 || cmd == PF_OP_WAIT_REQUEUE_PI)) {
       struct timespec ts;
       struct pf_kts k;
       int ret = pf_timespec_copy_in(&ts, timeout);
@@ -169,4 +170,37 @@ pf_linux_futex_requeue2(uint32_t *uaddr, uint32_t val, uint32_t *uaddr2,
   w[1].flags = flags | PF_FUTEX2_SIZE_U32;
   w[1].reserved = 0;
   return PF_SYS(PF_NR_futex_requeue, w, 0, nr_wake, nr_requeue, 0, 0);
+}
+
+long
+pf_linux_futex_waitv(struct pfutex_waitv *w, unsigned int nr, unsigned int flags,
+                     const struct timespec *timeout, int clockid)
+{
+#if SIZEOF_VOID_P == 4
+  /* futex_waitv(2) reads a struct __kernel_timespec: widen a copy, after
+   * the checks the kernel makes before it reads the timeout. */
+  if (timeout && flags == 0 && nr != 0 && nr <= PFUTEX_WAITV_MAX && w) {
+    struct timespec ts;
+    struct pf_kts k;
+    int ret = pf_timespec_copy_in(&ts, timeout);
+    if (ret < 0)
+      return ret;
+    k.tv_sec = ts.tv_sec;
+    k.tv_nsec = ts.tv_nsec;
+    return PF_SYS(PF_NR_futex_waitv, w, nr, flags, &k, clockid, 0);
+  }
+#endif
+  return PF_SYS(PF_NR_futex_waitv, w, nr, flags, timeout, clockid, 0);
+}
+
+long
+pf_linux_set_robust_list(struct robust_list_head *head, size_t len)
+{
+  return PF_SYS(SYS_set_robust_list, head, len, 0, 0, 0, 0);
+}
+
+long
+pf_linux_get_robust_list(int pid, struct robust_list_head **head, size_t *len)
+{
+  return PF_SYS(SYS_get_robust_list, pid, head, len, 0, 0, 0);
 }

@@ -12,6 +12,7 @@
 #define PF_NR_futex_wait     PF_ARCH_NR_FUTEX_WAIT
 #define PF_NR_futex_requeue  PF_ARCH_NR_FUTEX_REQUEUE
 #define PF_NR_futex_time64   PF_ARCH_NR_FUTEX_TIME64   /* 32-bit architectures only */
+#define PF_NR_futex_waitv    PF_ARCH_NR_FUTEX_WAITV
 
 #define PF_FUTEX2_SIZE_U32   0x02u
 #define PF_FUTEX2_PRIVATE    128u
@@ -41,5 +42,13 @@ long pf_linux_futex_wait2(uint32_t *uaddr, uint32_t val, uint32_t mask, unsigned
 long pf_linux_futex_wake2(uint32_t *uaddr, uint32_t mask, int nr, unsigned int flags);
 long pf_linux_futex_requeue2(uint32_t *uaddr, uint32_t val, uint32_t *uaddr2,
                              unsigned int flags, int nr_wake, int nr_requeue);
+
+/* futex_waitv(2) (Linux 5.16+), the timeout a struct timespec (widened
+ * on 32-bit: the kernel reads a struct __kernel_timespec). */
+long pf_linux_futex_waitv(struct pfutex_waitv *w, unsigned int nr, unsigned int flags,
+                          const struct timespec *timeout, int clockid);
+/* set_robust_list(2), get_robust_list(2). */
+long pf_linux_set_robust_list(struct robust_list_head *head, size_t len);
+long pf_linux_get_robust_list(int pid, struct robust_list_head **head, size_t *len);
 
 #endif

@@ -354,3 +354,10 @@ pf_win32_shm_exists(const char *name)
   CloseHandle(h);
   return 1;
 }
+
+pid_t
+pf_os_tid(void)
+{
+  DWORD id = GetCurrentThreadId() & 0x3fffffffu;
+  return (pid_t)(id ? id : 1);
+}

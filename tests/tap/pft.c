@@ -238,6 +238,7 @@ pft_errname(int e)
   case ENOMEM: return "ENOMEM";
   case EPERM: return "EPERM";
   case EDEADLK: return "EDEADLK";
+  case ESRCH: return "ESRCH";
   default: return strerror(e);
   }
 }
