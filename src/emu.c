@@ -27,7 +27,7 @@ pf_emu_init(const struct pf_port *port)
   const struct pf_backend pf_backend_emu_##cname = {                              \
     .name = label, .init = pf_emu_init_##cname, .wait = pf_emu_wait,              \
     .wake = pf_emu_wake, .requeue = pf_emu_requeue, .wake_op = pf_emu_wake_op,    \
-    .caps = PF_BE_EMU,                                                            \
+    .caps = PF_BE_EMU, .pi_req = pf_emu_pi,                                       \
   };
 
 #ifdef PF_HAVE_PORT_FUTEX

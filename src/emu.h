@@ -75,12 +75,19 @@ struct pf_node {
   uint32_t state;                /* PF_W_*, see the transition table */
   uint32_t bitset;               /* set before queueing, then read-only */
   uint32_t owner;                /* slot: the owning process's lock id (0: free) */
-  uint32_t reserved;
+  uint32_t pi;                   /* 0, or a PI lock waiter (src/pi.c): PF_PI_LOCK
+                                    and its thread id; set before queueing */
   uint32_t pushed;               /* slot: pushed since claimed (queue rebuild) */
   uint32_t waker;                /* slot: the lock id of the process that set WAKING */
   uint32_t seq;                  /* slot: arrival order (queue rebuild) */
   struct pf_park park;           /* the port's shared half */
 };
+
+/* A node's `pi`: a waiter for a PI lock (bitset 0: no wake matches it,
+ * no requeue moves it; UNLOCK_PI hands it the lock), with its thread id
+ * in the low 30 bits. */
+#define PF_PI_LOCK 0x80000000u
+#define PF_PI_TID  0x3fffffffu
 
 static inline uint64_t
 pf_node_keyword(const struct pf_node *n)
@@ -477,6 +484,10 @@ int pf_bucket_ready2_locked(struct pf_table *t1, uint32_t i1, struct pf_table *t
  * process died is reaped instead (ops->reap): it is never counted. */
 int pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k,
                          uint32_t mask, int nr, struct pf_wake_list *l);
+/* Unlink w (reference r, QUEUED, on bucket b's queue), mark it WAKING and
+ * chain it onto the list (pf_queue_wake_locked's step for one node). */
+void pf_node_wake_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *w, pf_ref r,
+                         struct pf_wake_list *l);
 /* After unlocking: unpark each (the token is the last touch). */
 void pf_wake_list(struct pf_wake_list *l);
 
@@ -496,9 +507,21 @@ void pf_cpu_relax(unsigned int *spins);
 # define PF_SCHED_SLICE(v) ((void)0)
 #endif
 
+/* The wait's steps (src/wait.c), for the other ops that queue a waiter
+ * (src/pi.c): claim this thread's next node for a wait on tab; park it
+ * until woken (0), timed out or interrupted, leaving it IDLE; the cleanup
+ * handler of a wait in progress. */
+int pf_waiter_claim(const struct pf_req *r, struct pf_table *tab, uintptr_t frame,
+                    struct pf_thread **tp, struct pf_waiter **wp);
+int pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl, int async);
+void pf_wait_cancelled(void *arg);
+
 int pf_emu_wait(const struct pf_req *r);
 int pf_emu_wake(const struct pf_req *r);
 int pf_emu_requeue(const struct pf_req *r);
 int pf_emu_wake_op(const struct pf_req *r);
+/* The PI ops (src/pi.c): cmd is PF_OP_LOCK_PI, LOCK_PI2, TRYLOCK_PI or
+ * UNLOCK_PI; r decoded (the deadline read and checked). */
+int pf_emu_pi(const struct pf_req *r, int cmd);
 
 #endif

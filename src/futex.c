@@ -67,7 +67,7 @@ pf_futex_req(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeo
                   || cmd == PF_OP_LOCK_PI2 || cmd == PF_OP_WAIT_REQUEUE_PI)) {
     r.uts = timeout;
     r.uts_kind = cmd == PF_OP_WAIT ? PF_TS_REL : PF_TS_ABS;
-    r.clock = realtime ? PFUTEX_CLOCK_REALTIME : PFUTEX_CLOCK_MONOTONIC;
+    r.clock = realtime || cmd == PF_OP_LOCK_PI ? PFUTEX_CLOCK_REALTIME : PFUTEX_CLOCK_MONOTONIC;
     if ((ret = pf_req_deadline(&r, &dl)) < 0)
       return pf_errno(ret);
     r.dl = &dl;
@@ -110,8 +110,16 @@ pf_futex_req(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeo
     r.nr2 = pf_legacy_count((int)(uintptr_t)timeout);
     r.wakeop = val3;
     return pf_errno(be->wake_op(&r));
+  case PF_OP_LOCK_PI:
+  case PF_OP_LOCK_PI2:
+  case PF_OP_TRYLOCK_PI:
+  case PF_OP_UNLOCK_PI:
+    if (!be->pi_req)
+      return pf_errno(-ENOSYS);
+    return pf_errno(be->pi_req(&r, cmd));
   default:
-    /* FUTEX_FD (gone since 2.6.26) and every unknown op. */
+    /* FUTEX_FD (gone since 2.6.26), WAIT_REQUEUE_PI and CMP_REQUEUE_PI
+     * under emulation (not yet), and every unknown op. */
     return pf_errno(-ENOSYS);
   }
 }

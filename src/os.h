@@ -30,6 +30,10 @@ int pf_os_shared_key_check(const void *p);
  * processes whose pids differ in their low 17 bits only (not yet an id
  * allocated in a region: see doc/internals.md). */
 pid_t pf_os_tid(void);
+/* Is there a thread whose id (pf_os_tid's) is tid?  0 only when the OS
+ * says there is none (then FUTEX_LOCK_PI answers ESRCH, as Linux's does):
+ * Linux kill(tid, 0); Windows OpenThread; elsewhere 1 (cannot tell). */
+int pf_os_tid_alive(uint32_t tid);
 
 /* ---- Regions: which processes are alive (src/region/live.c) -------------
  * Each process attached to a region owns one entry of the region's process

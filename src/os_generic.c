@@ -102,3 +102,10 @@ pf_os_tid(void)
   }
   return pf_os_tid_mine;
 }
+
+int
+pf_os_tid_alive(uint32_t tid)
+{
+  (void)tid;
+  return 1;
+}

@@ -130,6 +130,9 @@ struct pf_backend {
                 const struct timespec *timeout, int clockid);
   long (*robust_set)(struct robust_list_head *head, size_t len);
   long (*robust_get)(int pid, struct robust_list_head **head, size_t *len);
+  /* Optional (the emulation): the PI ops decoded by the multiplexer, cmd
+   * their op number (PF_OP_LOCK_PI ...); NULL, or -ENOSYS: not here. */
+  int (*pi_req)(const struct pf_req *r, int cmd);
 };
 /* The backend is the emulation engine (src/emu.h): a front end may run the
  * engine's two fast paths itself, before building a request: a mismatched

@@ -426,29 +426,36 @@ pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, u
     if (tab->slots && tab->ops->reap(tab, b, w, r))
       continue;                           /* its process died: the kernel would have
                                              dropped it at exit */
-    /* Off the queue, WAKING, and only then out of the count: a waker that
-     * dies between the unlink and the mark leaves a QUEUED node that no
-     * wake would find (its waiter sleeps on, slice after slice) if the
-     * count said nobody waits; counted, a later waker takes the lock over
-     * and the rebuild queues the node again (wait.c (R)). */
-    pf_queue_unlink_locked(tab, b, w);
-    w->linked = 0;
-    if (tab->slots)
-      w->waker = tab->ops->lock_id(tab);
-    AO_int_store(&w->state, PF_W_WAKING);
-    pf_node_uncount_locked(b, w);
-    PF_CRASH("wake_marked");
-    w->wake_next = 0;
-    if (l->tail)
-      l->tail->wake_next = r;
-    else
-      l->head = r;
-    l->tail = w;
-    l->tab = tab;
-    l->n++;
+    pf_node_wake_locked(tab, b, w, r, l);
     n++;
   }
   return n;
+}
+
+void
+pf_node_wake_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *w, pf_ref r,
+                    struct pf_wake_list *l)
+{
+  /* Off the queue, WAKING, and only then out of the count: a waker that
+   * dies between the unlink and the mark leaves a QUEUED node that no
+   * wake would find (its waiter sleeps on, slice after slice) if the
+   * count said nobody waits; counted, a later waker takes the lock over
+   * and the rebuild queues the node again (wait.c (R)). */
+  pf_queue_unlink_locked(tab, b, w);
+  w->linked = 0;
+  if (tab->slots)
+    w->waker = tab->ops->lock_id(tab);
+  AO_int_store(&w->state, PF_W_WAKING);
+  pf_node_uncount_locked(b, w);
+  PF_CRASH("wake_marked");
+  w->wake_next = 0;
+  if (l->tail)
+    l->tail->wake_next = r;
+  else
+    l->head = r;
+  l->tail = w;
+  l->tab = tab;
+  l->n++;
 }
 
 void

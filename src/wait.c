@@ -245,7 +245,7 @@ pf_waiter_intact(const struct pf_waiter *w)
  * 0 woken (woken wins), -ETIMEDOUT, -EINTR (a handler ran, or detached
  * it), -ENOTRECOVERABLE (a corrupt region took the slot from us).  w is
  * IDLE on return: off every queue, its token collected. */
-static int
+int
 pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl, int async)
 {
   struct pf_node *n = w->node;
@@ -308,7 +308,7 @@ pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl, int async)
 static PF_NOINLINE void pf_wait_cancelled_run(void *arg);
 
 /* Cancellation or pthread_exit while this wait is in progress: end it. */
-static void
+void
 pf_wait_cancelled(void *arg)
 {
 #ifdef PF_ASAN
@@ -338,7 +338,7 @@ pf_wait_cancelled_run(void *arg)
  * node's frame is written before depth claims it and checked after, so a
  * handler that used the same node meanwhile is seen (H).  A region wait
  * also claims a slot of the region's (ENOMEM when none is left). */
-static int
+int
 pf_waiter_claim(const struct pf_req *r, struct pf_table *tab, uintptr_t frame,
                 struct pf_thread **tp, struct pf_waiter **wp)
 {
@@ -442,6 +442,7 @@ pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_k
   pthread_cleanup_push(pf_wait_cancelled, w);
   pf_node_setkey(n, key);
   n->bitset = r->mask;
+  n->pi = 0;
   AO_int_store(&n->bucket, idx);
   n->linked = 0;
   n->counted = 0;

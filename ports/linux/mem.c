@@ -21,6 +21,7 @@
 #include "os.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -248,4 +249,12 @@ pid_t
 pf_os_tid(void)
 {
   return (pid_t)syscall(SYS_gettid);
+}
+
+int
+pf_os_tid_alive(uint32_t tid)
+{
+  int saved = errno, r = kill((pid_t)tid, 0) == 0 || errno != ESRCH;
+  errno = saved;
+  return r;
 }

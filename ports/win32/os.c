@@ -361,3 +361,16 @@ pf_os_tid(void)
   DWORD id = GetCurrentThreadId() & 0x3fffffffu;
   return (pid_t)(id ? id : 1);
 }
+
+int
+pf_os_tid_alive(uint32_t tid)
+{
+  HANDLE h = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)tid);
+  DWORD code = 0;
+  int r;
+  if (!h)
+    return GetLastError() != ERROR_INVALID_PARAMETER;   /* none: that id names no thread */
+  r = !GetExitCodeThread(h, &code) || code == STILL_ACTIVE;
+  CloseHandle(h);
+  return r;
+}

@@ -1,0 +1,253 @@
+/* pi.c - the priority-inheritance lock ops under emulation: FUTEX_LOCK_PI,
+ * FUTEX_LOCK_PI2, FUTEX_TRYLOCK_PI and FUTEX_UNLOCK_PI, with Linux's word
+ * protocol and errors (checked against Linux 6.18 by tests/futex_ext):
+ *
+ *   the word  the owner's thread id (pfutex_tid) in the low 30 bits,
+ *             FUTEX_WAITERS (bit 31) while a locker may be queued,
+ *             FUTEX_OWNER_DIED (bit 30) as the robust list left it.
+ *   lock      under the bucket lock, made ready once (wait.c (I)), in the
+ *             kernel's order (futex_lock_pi_atomic): our own id is
+ *             EDEADLK; a free word (id 0) is taken with one compare-and-
+ *             swap, OWNER_DIED kept, FUTEX_WAITERS added when PI waiters
+ *             are queued; else FUTEX_WAITERS is set first, then the owner
+ *             is looked for (none: ESRCH, the bit stays set, as the
+ *             kernel leaves it); a trylock ends there (EAGAIN); a lock
+ *             queues a PI waiter and sleeps.  A timeout is absolute: on
+ *             CLOCK_REALTIME for LOCK_PI, on the clock the op names for
+ *             LOCK_PI2.  A signal handler restarts the lock (the kernel's
+ *             ERESTARTNOINTR); a timed-out locker leaves FUTEX_WAITERS set.
+ *   unlock    our own id, else EPERM; under the bucket lock, the first PI
+ *             waiter (FIFO: the kernel's order among equal priorities) is
+ *             handed the lock: the word becomes its id | FUTEX_WAITERS
+ *             (OWNER_DIED cleared), then it is woken; with none queued the
+ *             word becomes 0.  Woken wins (wait.c (D)): a waiter whose
+ *             timeout races the hand-off returns 0 and owns the lock, as a
+ *             kernel waiter does.
+ *
+ * A PI waiter is an ordinary node with bitset 0, so no wake, wake_op or
+ * requeue matches it (the kernel answers EINVAL to a plain wake of a PI
+ * word instead), and `pi` = PF_PI_LOCK | its id.  Every word access is a
+ * load or a compare-and-swap; the word is probed writable first (EFAULT),
+ * outside the locks.
+ *
+ * No priority is boosted: the ports' park calls have no priority
+ * inheritance (doc/ports.md).  What is not here yet: a PI owner's exit
+ * with lockers queued (the kernel hands the lock to the top waiter then),
+ * WAIT_REQUEUE_PI and CMP_REQUEUE_PI (ENOSYS). */
+#include "emu.h"
+#include "os.h"
+
+#include <pthread.h>
+
+#define PF_FUTEX_WAITERS    0x80000000u
+#define PF_FUTEX_OWNER_DIED 0x40000000u
+
+static int
+pf_pi_cas(uint32_t *uaddr, uint32_t old, uint32_t new)
+{
+  return AO_int_compare_and_swap_full((volatile unsigned int *)uaddr, old, new);
+}
+
+/* The first PI waiter on key k in bucket i (its lock held, made ready), or
+ * NULL; *ref its reference. */
+static struct pf_node *
+pf_pi_top_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, pf_ref *ref)
+{
+  struct pf_bucket *b = &tab->buckets[i];
+  struct pf_walk it;
+  struct pf_node *n;
+  pf_ref r;
+  pf_walk_start(&it, tab, b);
+  while ((n = pf_walk_next(&it, &r)) != NULL) {
+    if (AO_int_load(&n->state) != PF_W_QUEUED || !pf_node_keyeq(n, k) || !(n->pi & PF_PI_LOCK))
+      continue;
+    if (tab->slots && tab->ops->reap(tab, b, n, r))
+      continue;                           /* its process died */
+    *ref = r;
+    return n;
+  }
+  return NULL;
+}
+
+/* One attempt under bucket i's lock: 0 taken, 1 wait (FUTEX_WAITERS set),
+ * -EDEADLK, -ESRCH, -EAGAIN (try: held by another). */
+static int
+pf_pi_attempt_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, uint32_t *uaddr,
+                     uint32_t tid, int try)
+{
+  pf_ref r;
+  for (;;) {
+    uint32_t v = pf_word_load(uaddr), nv;
+    if ((v & PF_PI_TID) == tid)
+      return -EDEADLK;
+    if (!(v & PF_PI_TID)) {
+      nv = (v & PF_FUTEX_OWNER_DIED) | tid;
+      if (pf_pi_top_locked(tab, i, k, &r))
+        nv |= PF_FUTEX_WAITERS;
+      if (pf_pi_cas(uaddr, v, nv))
+        return 0;
+      continue;
+    }
+    nv = v | PF_FUTEX_WAITERS;
+    if (nv != v && !pf_pi_cas(uaddr, v, nv))
+      continue;
+    if (!pf_os_tid_alive(v & PF_PI_TID))
+      return -ESRCH;
+    return try ? -EAGAIN : 1;
+  }
+}
+
+/* TRYLOCK_PI: the attempt alone, no node. */
+static int
+pf_pi_trylock(struct pf_table *tab, const struct pf_key *key, uint32_t *uaddr, uint32_t tid)
+{
+  volatile char here = 0;
+  uint32_t idx = pf_key_bucket(tab, key);
+  struct pf_crit c;
+  int ret;
+  pf_crit_enter(&c);                                    /* (G) in wait.c */
+  pf_self_enter_fast((uintptr_t)&here);
+  if ((ret = pf_bucket_lock(tab, idx)) == 0) {
+    if ((ret = pf_bucket_ready_locked(tab, idx)) == 0)
+      ret = pf_pi_attempt_locked(tab, idx, key, uaddr, tid, 1);
+    pf_bucket_unlock(tab, idx);
+  }
+  pf_crit_exit(&c);
+  return ret;
+}
+
+/* One LOCK_PI: claim a node, attempt under the lock, queue it there if the
+ * word is held (pushed, as a waiter queues: wait.c (H); the next holder of
+ * the lock drains it), sleep.  Out of line, as pf_emu_wait_once is (wait.c
+ * (X)). */
+static PF_NOINLINE int
+pf_pi_lock_once(const struct pf_req *r, struct pf_table *tab, const struct pf_key *key,
+                uint32_t tid, int async)
+{
+  volatile char here = 0;
+  uint32_t idx = pf_key_bucket(tab, key);
+  struct pf_bucket *b = &tab->buckets[idx];
+  struct pf_thread *t;
+  struct pf_waiter *w;
+  struct pf_node *n;
+  struct pf_crit c;
+  int ret;
+
+  if ((ret = pf_waiter_claim(r, tab, (uintptr_t)&here, &t, &w)) < 0)
+    return ret;
+  n = w->node;
+  pthread_cleanup_push(pf_wait_cancelled, w);
+  pf_node_setkey(n, key);
+  n->bitset = 0;
+  n->pi = PF_PI_LOCK | tid;
+  AO_int_store(&n->bucket, idx);
+  n->linked = 0;
+  n->counted = 0;
+  n->pushed = 0;
+  n->waker = 0;
+  n->in_next = 0;
+  if (tab->slots)
+    n->seq = tab->ops->next_seq(tab);
+  pf_crit_enter(&c);
+  if ((ret = pf_bucket_lock(tab, idx)) == 0) {
+    if ((ret = pf_bucket_ready_locked(tab, idx)) == 0)
+      ret = pf_pi_attempt_locked(tab, idx, key, r->uaddr, tid, 0);
+    if (ret == 1) {
+      AO_int_store(&n->state, PF_W_QUEUED);
+      AO_int_fetch_and_add_full(&b->waiters, 1);        /* (A) */
+      n->counted = 1;
+      pf_bucket_push(tab, idx, n, w->ref);              /* (H) */
+    }
+    pf_bucket_unlock(tab, idx);
+  }
+  pf_crit_exit(&c);
+  if (ret == 1)
+    ret = pf_waiter_sleep(w, r->dl, async);             /* 0: handed the lock */
+  pthread_cleanup_pop(0);
+  pf_self_pop(t, w);
+  return ret;
+}
+
+static int
+pf_pi_lock(const struct pf_req *r, struct pf_table *tab, const struct pf_key *key, uint32_t tid)
+{
+  int ret, type = PTHREAD_CANCEL_DEFERRED, async;
+  pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &type);   /* wait.c (X) */
+  async = type == PTHREAD_CANCEL_ASYNCHRONOUS;
+  do
+    ret = pf_pi_lock_once(r, tab, key, tid, async);
+  while (ret == -EINTR);                                   /* restarted, as the kernel's */
+  if (async)
+    pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &type);
+  return ret;
+}
+
+static int
+pf_pi_unlock(struct pf_table *tab, const struct pf_key *key, uint32_t *uaddr, uint32_t tid)
+{
+  volatile char here = 0;
+  struct pf_wake_list list = { 0 };
+  uint32_t idx = pf_key_bucket(tab, key);
+  struct pf_crit c;
+  int ret;
+
+  if ((pf_word_load(uaddr) & PF_PI_TID) != tid)
+    return -EPERM;
+  pf_crit_enter(&c);
+  pf_self_enter_fast((uintptr_t)&here);
+  if ((ret = pf_bucket_lock(tab, idx)) < 0)
+    goto out;
+  if ((ret = pf_bucket_ready_locked(tab, idx)) == 0) {
+    for (;;) {
+      uint32_t v = pf_word_load(uaddr);
+      struct pf_node *n;
+      pf_ref ref;
+      if ((v & PF_PI_TID) != tid) {
+        ret = -EPERM;
+        break;
+      }
+      if ((n = pf_pi_top_locked(tab, idx, key, &ref)) != NULL) {
+        if (!pf_pi_cas(uaddr, v, PF_FUTEX_WAITERS | (n->pi & PF_PI_TID)))
+          continue;
+        pf_node_wake_locked(tab, &tab->buckets[idx], n, ref, &list);
+        break;
+      }
+      if (pf_pi_cas(uaddr, v, 0))
+        break;
+    }
+  }
+  pf_bucket_unlock(tab, idx);
+  pf_wake_list(&list);
+out:
+  pf_crit_exit(&c);
+  return ret;
+}
+
+int
+pf_emu_pi(const struct pf_req *r, int cmd)
+{
+  struct pf_key key;
+  struct pf_table *tab;
+  uint32_t tid;
+  int ret;
+
+  if ((ret = pf_key_make(r->uaddr, r->flags, &key, &tab)) < 0)
+    return ret;
+  if ((ret = pf_word_check(r->uaddr)) < 0)
+    return ret;
+  if ((ret = pf_os_probe_write(r->uaddr)) < 0)          /* the kernel's EFAULT */
+    return ret;
+  (void)pf_word_load(r->uaddr);                         /* a fault here, not under a lock */
+  tid = (uint32_t)pf_os_tid() & PF_PI_TID;
+  switch (cmd) {
+  case PF_OP_LOCK_PI:
+  case PF_OP_LOCK_PI2:
+    return pf_pi_lock(r, tab, &key, tid);
+  case PF_OP_TRYLOCK_PI:
+    return pf_pi_trylock(tab, &key, r->uaddr, tid);
+  case PF_OP_UNLOCK_PI:
+    return pf_pi_unlock(tab, &key, r->uaddr, tid);
+  default:
+    return -ENOSYS;
+  }
+}
