@@ -1,0 +1,201 @@
+/* pi_mutex: examples/pi_mutex.h's priority-inheritance mutex, by threads
+ * and by processes, with exact counts.
+ *
+ *   1. threads: PM_THREADS threads each add 1 to a plain counter
+ *      PM_ITERS times under one private PI mutex; the total must be exact,
+ *      and inside the critical section the word must name the thread
+ *      (its id, maybe FUTEX_WAITERS) and nobody else may be inside;
+ *   2. timed: the same with a lock that times out after 0 to 200 us
+ *      (CLOCK_REALTIME, absolute), retried: every success counted once,
+ *      timeouts leave nothing behind (the word ends 0);
+ *   3. processes: PM_PROCS fork()ed processes do 1. on a shared PI mutex
+ *      in an anonymous region (the word keyed by the region under
+ *      emulation, by the kernel natively);
+ *   4. trylock: EBUSY while another thread holds it, EDEADLK on one's own
+ *      lock, EPERM for an unlock by a thread that does not own it.
+ * A lost hand-off is a hang: the watchdog, and alarm() in the children,
+ * catch it.  Sizes are small enough for every backend. */
+#ifdef _WIN32
+#include "basic.h"
+int
+main(void)
+{
+  skip_all("Windows: needs fork() (phase 3)");
+  return 0;
+}
+#else
+#ifndef _GNU_SOURCE
+# define _GNU_SOURCE 1
+#endif
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "basic.h"
+#include "pft.h"
+#include "pi_mutex.h"
+
+#define PM_THREADS 4
+#define PM_ITERS 20000
+#define PM_PROCS 4
+#define PM_PITERS 5000
+
+struct pm_shared {
+  pi_mutex_t m;
+  volatile long counter;
+  volatile int inside;
+  volatile int bad, errs, timeouts;
+};
+
+static struct pm_shared *sh;
+static int pm_pshared;
+static int pm_timed;
+
+static void
+pm_critical(void)
+{
+  uint32_t me = (uint32_t)pfutex_tid(), w = __atomic_load_n(&sh->m.word, __ATOMIC_RELAXED);
+  if ((w & FUTEX_TID_MASK) != me)
+    __atomic_fetch_add(&sh->bad, 1, __ATOMIC_RELAXED);
+  if (__atomic_fetch_add(&sh->inside, 1, __ATOMIC_RELAXED) != 0)
+    __atomic_fetch_add(&sh->bad, 1, __ATOMIC_RELAXED);
+  sh->counter = sh->counter + 1;             /* plain: the mutex must make it exact */
+  __atomic_fetch_sub(&sh->inside, 1, __ATOMIC_RELAXED);
+}
+
+static void *
+pm_worker(void *arg)
+{
+  long i, n = (long)(intptr_t)arg;
+  unsigned int seed = (unsigned int)pfutex_tid();
+  for (i = 0; i < n; i++) {
+    int r;
+    if (pm_timed) {
+      for (;;) {
+        struct timespec t;
+        clock_gettime(CLOCK_REALTIME, &t);
+        pft_timespec_add_ns(&t, (long long)(rand_r(&seed) % 200) * 1000);
+        if ((r = pi_mutex_timedlock(&sh->m, pm_pshared, &t)) != ETIMEDOUT)
+          break;
+        __atomic_fetch_add(&sh->timeouts, 1, __ATOMIC_RELAXED);
+      }
+    } else {
+      r = pi_mutex_lock(&sh->m, pm_pshared);
+    }
+    if (r != 0) {
+      __atomic_fetch_add(&sh->errs, 1, __ATOMIC_RELAXED);
+      continue;
+    }
+    pm_critical();
+    if (pi_mutex_unlock(&sh->m, pm_pshared) != 0)
+      __atomic_fetch_add(&sh->errs, 1, __ATOMIC_RELAXED);
+  }
+  return NULL;
+}
+
+static void
+pm_threads(const char *what)
+{
+  pthread_t t[PM_THREADS];
+  int i;
+  memset((void *)sh, 0, sizeof *sh);
+  for (i = 0; i < PM_THREADS; i++)
+    if (pthread_create(&t[i], NULL, pm_worker, (void *)(intptr_t)PM_ITERS) != 0)
+      sysbail("pthread_create");
+  for (i = 0; i < PM_THREADS; i++)
+    pthread_join(t[i], NULL);
+  ok(sh->counter == (long)PM_THREADS * PM_ITERS && sh->bad == 0 && sh->errs == 0
+         && sh->m.word == 0,
+     "%s: %d threads x %d: counter %ld, exclusion broken %d times, errors %d, word %#x at the end",
+     what, PM_THREADS, PM_ITERS, sh->counter, sh->bad, sh->errs, (unsigned)sh->m.word);
+  if (pm_timed)
+    diag("  %d timeouts", sh->timeouts);
+}
+
+struct pm_hold {
+  volatile int held, release;
+};
+
+static void *
+pm_holder(void *arg)
+{
+  struct pm_hold *h = arg;
+  if (pi_mutex_lock(&sh->m, 0) != 0)
+    return NULL;
+  h->held = 1;
+  while (!h->release)
+    usleep(200);
+  pi_mutex_unlock(&sh->m, 0);
+  return NULL;
+}
+
+int
+main(void)
+{
+  pfutex_region_t *rg;
+  pid_t kids[PM_PROCS];
+  int i, st, allok = 1;
+  struct pm_hold h = { 0, 0 };
+  pthread_t th;
+
+  plan_lazy();
+  pft_watchdog(240);
+  if (!pfutex_backend())
+    skip_all("no backend");
+
+  sh = calloc(1, sizeof *sh);
+  pm_threads("private");
+  pm_timed = 1;
+  pm_threads("private, timed");
+  pm_timed = 0;
+
+  /* 4. trylock, EDEADLK, EPERM */
+  memset((void *)sh, 0, sizeof *sh);
+  if (pthread_create(&th, NULL, pm_holder, &h) != 0)
+    sysbail("pthread_create");
+  while (!h.held)
+    usleep(100);
+  ok(pi_mutex_trylock(&sh->m, 0) == EBUSY, "trylock of a mutex another thread holds: EBUSY");
+  ok(pi_mutex_unlock(&sh->m, 0) == EPERM, "unlock by a thread that does not own it: EPERM");
+  h.release = 1;
+  pthread_join(th, NULL);
+  ok(pi_mutex_trylock(&sh->m, 0) == 0, "trylock of a free mutex: 0");
+  ok(pi_mutex_trylock(&sh->m, 0) == EDEADLK && pi_mutex_lock(&sh->m, 0) == EDEADLK,
+     "trylock and lock of one's own: EDEADLK");
+  ok(pi_mutex_unlock(&sh->m, 0) == 0 && sh->m.word == 0, "unlock: the word is 0");
+  free((void *)sh);
+
+  /* 3. processes, a shared PI word in an anonymous region */
+  if (!(rg = pfutex_region_anon(sizeof *sh)))
+    sysbail("pfutex_region_anon");
+  sh = pfutex_region_addr(rg);
+  pm_pshared = 1;
+  for (i = 0; i < PM_PROCS; i++) {
+    fflush(stdout);
+    if ((kids[i] = fork()) < 0)
+      sysbail("fork");
+    if (kids[i] == 0) {
+      alarm(200);
+      pm_worker((void *)(intptr_t)PM_PITERS);
+      _exit(0);
+    }
+  }
+  for (i = 0; i < PM_PROCS; i++) {
+    while (waitpid(kids[i], &st, 0) < 0)
+      ;
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0)
+      allok = 0;
+  }
+  ok(allok && sh->counter == (long)PM_PROCS * PM_PITERS && sh->bad == 0 && sh->errs == 0
+         && sh->m.word == 0,
+     "processes: %d x %d on a shared PI word: counter %ld, exclusion broken %d times, errors %d, "
+     "word %#x, children %s",
+     PM_PROCS, PM_PITERS, sh->counter, sh->bad, sh->errs, (unsigned)sh->m.word,
+     allok ? "all exited 0" : "NOT all exited 0");
+  pfutex_region_close(rg);
+  return 0;
+}
+#endif
