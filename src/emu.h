@@ -523,5 +523,12 @@ int pf_emu_wake_op(const struct pf_req *r);
 /* The PI ops (src/pi.c): cmd is PF_OP_LOCK_PI, LOCK_PI2, TRYLOCK_PI or
  * UNLOCK_PI; r decoded (the deadline read and checked). */
 int pf_emu_pi(const struct pf_req *r, int cmd);
+/* A robust PI word's owner tid is exiting (src/robust.c): hand the lock to
+ * the first queued PI locker, FUTEX_OWNER_DIED set.  0, or -errno. */
+int pf_emu_pi_owner_died(uint32_t *uaddr, uint32_t tid);
+/* set_robust_list(2) and get_robust_list(2) under emulation, and the walk
+ * at thread exit (src/robust.c). */
+long pf_emu_robust_set(struct robust_list_head *head, size_t len);
+long pf_emu_robust_get(int pid, struct robust_list_head **head, size_t *len);
 
 #endif

@@ -251,3 +251,50 @@ pf_emu_pi(const struct pf_req *r, int cmd)
     return -ENOSYS;
   }
 }
+
+/* The PI word uaddr's owner tid is exiting with it on its robust list
+ * (src/robust.c): its first queued PI locker is handed the lock, the word
+ * becoming its id | FUTEX_WAITERS | FUTEX_OWNER_DIED (the kernel's exit of
+ * the owner's PI state); with none, the word becomes (word &
+ * FUTEX_WAITERS) | FUTEX_OWNER_DIED, its id cleared.  0, or -errno. */
+int
+pf_emu_pi_owner_died(uint32_t *uaddr, uint32_t tid)
+{
+  volatile char here = 0;
+  struct pf_wake_list list = { 0 };
+  struct pf_key key;
+  struct pf_table *tab;
+  struct pf_crit c;
+  uint32_t idx;
+  int ret;
+
+  if ((ret = pf_key_make(uaddr, PF_F_SHARED, &key, &tab)) < 0)
+    return ret;
+  idx = pf_key_bucket(tab, &key);
+  pf_crit_enter(&c);
+  pf_self_enter_fast((uintptr_t)&here);
+  if ((ret = pf_bucket_lock(tab, idx)) < 0)
+    goto out;
+  if ((ret = pf_bucket_ready_locked(tab, idx)) == 0) {
+    for (;;) {
+      uint32_t v = pf_word_load(uaddr), nv;
+      struct pf_node *n;
+      pf_ref ref;
+      if ((v & PF_PI_TID) != tid)
+        break;
+      n = pf_pi_top_locked(tab, idx, &key, &ref);
+      nv = n ? PF_FUTEX_WAITERS | PF_FUTEX_OWNER_DIED | (n->pi & PF_PI_TID)
+             : (v & PF_FUTEX_WAITERS) | PF_FUTEX_OWNER_DIED;
+      if (!pf_pi_cas(uaddr, v, nv))
+        continue;
+      if (n)
+        pf_node_wake_locked(tab, &tab->buckets[idx], n, ref, &list);
+      break;
+    }
+  }
+  pf_bucket_unlock(tab, idx);
+  pf_wake_list(&list);
+out:
+  pf_crit_exit(&c);
+  return ret;
+}

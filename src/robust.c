@@ -1,0 +1,202 @@
+/* robust.c - robust lists under emulation: set_robust_list(2),
+ * get_robust_list(2), and the walk Linux makes when a thread exits
+ * (kernel/futex/core.c, exit_robust_list), checked against Linux 6.18 by
+ * tests/futex_ext:
+ *
+ *   register  one list head per thread (len must be the head's size:
+ *             EINVAL); kept thread-local, and in a registry by thread id
+ *             for get_robust_list of another thread of this process (a
+ *             thread of another process: ESRCH here, where Linux answers
+ *             EPERM or the head when permitted).
+ *   the walk  when a thread that registered a list exits (its key
+ *             destructor: pthread_exit, or a return from its start
+ *             routine), each entry (at most ROBUST_LIST_LIMIT, 2048, as the
+ *             kernel; a loop ends there) and then list_op_pending: the word
+ *             at entry + futex_offset, if it names this thread, becomes
+ *             (word & FUTEX_WAITERS) | FUTEX_OWNER_DIED (the id cleared,
+ *             as the kernel clears it), and with FUTEX_WAITERS one waiter
+ *             is woken by a shared wake (the kernel's; glibc's robust
+ *             mutexes wait with shared ops for that reason).  A pending
+ *             non-PI word that is 0 gets the wake alone (an unlock that
+ *             died between its store and its wake).  An entry whose low
+ *             bit is set is a PI futex: no wake; its first queued PI
+ *             locker is handed the lock instead (src/pi.c), as the
+ *             kernel's exit of the owner's PI state does.  Memory is read
+ *             with pf_os_copy_in and probed before each write: a bad
+ *             pointer ends the walk (the kernel's fault does), never with
+ *             a signal.  The walk stops at the first entry whose word is
+ *             misaligned or unreadable, as the kernel's does.
+ *
+ * Not here yet: a process that dies (SIGKILL) holding robust locks in a
+ * region, whose list a surviving process must walk; the exit of a whole
+ * process (exit(), the last thread) does not run the key destructors of
+ * its other threads. */
+#include "emu.h"
+#include "os.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#define PF_FUTEX_WAITERS    0x80000000u
+#define PF_FUTEX_OWNER_DIED 0x40000000u
+#define PF_ROBUST_LIMIT     2048
+
+/* struct robust_list_head's layout (<linux/futex.h>). */
+struct pf_robust_head {
+  uintptr_t next;                /* struct robust_list * */
+  long futex_offset;
+  uintptr_t pending;             /* struct robust_list * */
+};
+
+struct pf_robust_reg {
+  struct pf_robust_reg *next;
+  uint32_t tid;
+  void *head;
+  size_t len;
+};
+
+static pthread_once_t pf_robust_once = PTHREAD_ONCE_INIT;
+static pthread_key_t pf_robust_key;
+static pthread_mutex_t pf_robust_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pf_robust_reg *pf_robust_regs;     /* every thread that registered */
+
+static void pf_robust_exit(void *arg);
+
+static void
+pf_robust_init(void)
+{
+  (void)pthread_key_create(&pf_robust_key, pf_robust_exit);
+}
+
+/* One word of a dying thread: 0, or -1 to end the walk (a bad address). */
+static int
+pf_robust_death(uint32_t *uaddr, uint32_t tid, int pi, int pending)
+{
+  uint32_t v;
+  int tries;
+  if (((uintptr_t)uaddr & 3u) || pf_addr_unreadable(uaddr))
+    return -1;
+  if (pf_os_copy_in(&v, uaddr, sizeof v) < 0)
+    return -1;
+  if (pending && !pi && v == 0) {
+    (void)pfutex_wake(uaddr, PFUTEX_BITSET_MATCH_ANY, 1, PFUTEX_SHARED);
+    return 0;
+  }
+  if ((v & PF_PI_TID) != tid)
+    return 0;
+  if (pf_os_probe_write(uaddr) < 0)
+    return -1;
+  if (pi)
+    return pf_emu_pi_owner_died(uaddr, tid) < 0 ? -1 : 0;
+  for (tries = 0; tries < 1000; tries++) {
+    uint32_t nv = (v & PF_FUTEX_WAITERS) | PF_FUTEX_OWNER_DIED;
+    if (AO_int_compare_and_swap_full((volatile unsigned int *)uaddr, v, nv)) {
+      if (v & PF_FUTEX_WAITERS)
+        (void)pfutex_wake(uaddr, PFUTEX_BITSET_MATCH_ANY, 1, PFUTEX_SHARED);
+      return 0;
+    }
+    v = pf_word_load(uaddr);
+    if ((v & PF_PI_TID) != tid)
+      return 0;
+  }
+  return 0;
+}
+
+/* The walk (exit_robust_list's order): every entry but the pending one,
+ * then the pending one. */
+static void
+pf_robust_walk(void *headp, uint32_t tid)
+{
+  struct pf_robust_head h;
+  uintptr_t entry, pending, self = (uintptr_t)headp;
+  int limit = PF_ROBUST_LIMIT;
+  if (pf_os_copy_in(&h, headp, sizeof h) < 0)
+    return;
+  entry = h.next;
+  pending = h.pending;
+  while ((entry & ~(uintptr_t)1) != self) {
+    uintptr_t next, e = entry & ~(uintptr_t)1;
+    if (!e || pf_os_copy_in(&next, (const void *)e, sizeof next) < 0)
+      return;
+    if (e != (pending & ~(uintptr_t)1)
+        && pf_robust_death((uint32_t *)(e + (uintptr_t)h.futex_offset), tid, (int)(entry & 1), 0) < 0)
+      return;
+    entry = next;
+    if (--limit == 0)
+      break;
+  }
+  if (pending & ~(uintptr_t)1)
+    (void)pf_robust_death((uint32_t *)((pending & ~(uintptr_t)1) + (uintptr_t)h.futex_offset), tid,
+                          (int)(pending & 1), 1);
+}
+
+static void
+pf_robust_exit(void *arg)
+{
+  struct pf_robust_reg *r = arg, **pp;
+  pthread_mutex_lock(&pf_robust_lock);
+  for (pp = &pf_robust_regs; *pp; pp = &(*pp)->next)
+    if (*pp == r) {
+      *pp = r->next;
+      break;
+    }
+  pthread_mutex_unlock(&pf_robust_lock);
+  if (r->head)
+    pf_robust_walk(r->head, r->tid);
+  free(r);
+}
+
+long
+pf_emu_robust_set(struct robust_list_head *head, size_t len)
+{
+  struct pf_robust_reg *r;
+  if (len != sizeof(struct pf_robust_head))
+    return -EINVAL;
+  pthread_once(&pf_robust_once, pf_robust_init);
+  if (!(r = pthread_getspecific(pf_robust_key))) {
+    if (!(r = calloc(1, sizeof *r)))
+      return -ENOMEM;
+    r->tid = (uint32_t)pf_os_tid() & PF_PI_TID;
+    if (pthread_setspecific(pf_robust_key, r) != 0) {
+      free(r);
+      return -ENOMEM;
+    }
+    pthread_mutex_lock(&pf_robust_lock);
+    r->next = pf_robust_regs;
+    pf_robust_regs = r;
+    pthread_mutex_unlock(&pf_robust_lock);
+  }
+  pthread_mutex_lock(&pf_robust_lock);
+  r->head = head;
+  r->len = len;
+  pthread_mutex_unlock(&pf_robust_lock);
+  return 0;
+}
+
+long
+pf_emu_robust_get(int pid, struct robust_list_head **head, size_t *len)
+{
+  struct pf_robust_reg *r;
+  void *h = NULL;
+  size_t l = sizeof(struct pf_robust_head);
+  int found = 0;
+  uint32_t want = pid ? (uint32_t)pid : (uint32_t)pf_os_tid() & PF_PI_TID;
+  pthread_once(&pf_robust_once, pf_robust_init);
+  pthread_mutex_lock(&pf_robust_lock);
+  for (r = pf_robust_regs; r; r = r->next)
+    if (r->tid == want) {
+      h = r->head;
+      l = r->len;
+      found = 1;
+      break;
+    }
+  pthread_mutex_unlock(&pf_robust_lock);
+  if (!found && pid != 0 && !(pid > 0 && (uint32_t)pid == ((uint32_t)pf_os_tid() & PF_PI_TID)))
+    return -ESRCH;
+  /* the kernel writes len, then head: EFAULT for either */
+  if (pf_os_probe_write(len) < 0 || pf_os_probe_write(head) < 0)
+    return -EFAULT;
+  *len = l;
+  *head = (struct robust_list_head *)h;
+  return 0;
+}
