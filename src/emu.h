@@ -87,6 +87,7 @@ struct pf_node {
  * no requeue moves it; UNLOCK_PI hands it the lock), with its thread id
  * in the low 30 bits. */
 #define PF_PI_LOCK 0x80000000u
+#define PF_PI_RQ   0x40000000u      /* a WAIT_REQUEUE_PI waiter, not yet requeued */
 #define PF_PI_TID  0x3fffffffu
 
 static inline uint64_t
@@ -478,7 +479,8 @@ struct pf_wake_list {
  * are the same bucket (wait.c (I)). */
 int pf_bucket_ready2_locked(struct pf_table *t1, uint32_t i1, struct pf_table *t2, uint32_t i2);
 /* Unlink up to nr waiters matching key and mask, mark them WAKING and chain
- * them (FIFO) onto the list; returns how many.  The caller made bucket i
+ * them (FIFO) onto the list; returns how many, or -EINVAL when it meets a
+ * PI waiter of the key (src/pi.c; those before it are on the list).  The caller made bucket i
  * ready once since it took the lock, after its last store to a futex word
  * (wait.c (I)); this never drains.  In a region, a waiter whose
  * process died is reaped instead (ops->reap): it is never counted. */
@@ -520,8 +522,9 @@ int pf_emu_wait(const struct pf_req *r);
 int pf_emu_wake(const struct pf_req *r);
 int pf_emu_requeue(const struct pf_req *r);
 int pf_emu_wake_op(const struct pf_req *r);
-/* The PI ops (src/pi.c): cmd is PF_OP_LOCK_PI, LOCK_PI2, TRYLOCK_PI or
- * UNLOCK_PI; r decoded (the deadline read and checked). */
+/* The PI ops (src/pi.c): cmd is PF_OP_LOCK_PI, LOCK_PI2, TRYLOCK_PI,
+ * UNLOCK_PI, WAIT_REQUEUE_PI or CMP_REQUEUE_PI; r decoded (the deadline
+ * read and checked). */
 int pf_emu_pi(const struct pf_req *r, int cmd);
 /* A robust PI word's owner tid is exiting (src/robust.c): hand the lock to
  * the first queued PI locker, FUTEX_OWNER_DIED set.  0, or -errno. */

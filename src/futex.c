@@ -110,16 +110,26 @@ pf_futex_req(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeo
     r.nr2 = pf_legacy_count((int)(uintptr_t)timeout);
     r.wakeop = val3;
     return pf_errno(be->wake_op(&r));
+  case PF_OP_WAIT_REQUEUE_PI:
+    r.val = val;
+    r.mask = PFUTEX_BITSET_MATCH_ANY;
+    goto pi;
+  case PF_OP_CMP_REQUEUE_PI:
+    r.flags |= PF_F_CMP;
+    r.val = val3;
+    r.nr = (int)val;
+    r.nr2 = (int)(uintptr_t)timeout;
+    goto pi;
   case PF_OP_LOCK_PI:
   case PF_OP_LOCK_PI2:
   case PF_OP_TRYLOCK_PI:
   case PF_OP_UNLOCK_PI:
+  pi:
     if (!be->pi_req)
       return pf_errno(-ENOSYS);
     return pf_errno(be->pi_req(&r, cmd));
   default:
-    /* FUTEX_FD (gone since 2.6.26), WAIT_REQUEUE_PI and CMP_REQUEUE_PI
-     * under emulation (not yet), and every unknown op. */
+    /* FUTEX_FD (gone since 2.6.26) and every unknown op. */
     return pf_errno(-ENOSYS);
   }
 }

@@ -87,6 +87,8 @@ struct pf_req {
   uint32_t val;                  /* wait: expected value; cmp_requeue: cmpval */
   uint32_t mask;                 /* wait/wake bitset, never 0 */
   uint32_t wakeop;               /* wake_op: encoded operation */
+  uint32_t pi;                   /* wait: 0, or a WAIT_REQUEUE_PI waiter's tag
+                                    (src/pi.c) */
   int nr;                        /* wake, requeue, wake_op: nr_wake */
   int nr2;                       /* requeue: nr_requeue; wake_op: nr_wake2 */
   unsigned int flags;            /* PF_F_* */

@@ -31,9 +31,9 @@
  * outside the locks.
  *
  * No priority is boosted: the ports' park calls have no priority
- * inheritance (doc/ports.md).  What is not here yet: a PI owner's exit
- * with lockers queued (the kernel hands the lock to the top waiter then),
- * WAIT_REQUEUE_PI and CMP_REQUEUE_PI (ENOSYS). */
+ * inheritance (doc/ports.md).  A PI owner's exit with lockers queued
+ * hands the lock to the first of them only when the word is on the
+ * owner's robust list (src/robust.c); the kernel does it for any owner. */
 #include "emu.h"
 #include "os.h"
 
@@ -223,14 +223,180 @@ out:
   return ret;
 }
 
+/* WAIT_REQUEUE_PI: a wait on uaddr (wait.c, the same protocol) tagged
+ * PF_PI_RQ with our id; CMP_REQUEUE_PI makes it a PI locker of uaddr2
+ * (woken owning it, or moved onto uaddr2's queue).  Woken by a plain wake
+ * instead: EAGAIN (wait.c).  A signal handler restarts it, re-reading the
+ * word, as the kernel's ERESTARTNOINTR does. */
+static int
+pf_pi_wait_requeue(const struct pf_req *r, uint32_t tid)
+{
+  struct pf_req q = *r;
+  struct pf_key k2;
+  struct pf_table *t2;
+  int ret;
+  if (r->uaddr == r->uaddr2)
+    return -EINVAL;
+  if ((ret = pf_key_make(r->uaddr2, r->flags, &k2, &t2)) < 0)
+    return ret;
+  q.pi = PF_PI_RQ | tid;
+  do
+    ret = pf_emu_wait(&q);
+  while (ret == -EINTR);
+  return ret;
+}
+
+/* CMP_REQUEUE_PI: with *uaddr == val, the first waiter of uaddr (a
+ * WAIT_REQUEUE_PI waiter, else EINVAL) is given uaddr2 if it is free
+ * (FUTEX_WAITERS too when more are to be moved) and woken; then up to
+ * nr_requeue of them (one more when the first did not get the lock) move
+ * onto uaddr2's queue as PI lockers, FUTEX_WAITERS set on uaddr2.
+ * Returns woken + moved, as Linux's; nr_wake must be 1 (EINVAL).  A node
+ * cannot move to another table (as requeue.c): EINVAL. */
+static int
+pf_pi_cmp_requeue(const struct pf_req *r)
+{
+  volatile char here = 0;
+  struct pf_wake_list list = { 0 };
+  struct pf_crit c;
+  struct pf_key k1, k2;
+  struct pf_table *t1, *t2;
+  struct pf_bucket *b1, *b2;
+  struct pf_walk it;
+  struct pf_node *n, *top = NULL;
+  uint32_t i1, i2, v2, nv;
+  pf_ref ref, topref = 0;
+  int ret, got = 0, moved = 0, limit;
+
+  if (r->nr != 1 || r->nr2 < 0)
+    return -EINVAL;
+  if ((ret = pf_key_make2(r, &k1, &t1, &k2, &t2)) < 0)
+    return ret;
+  if (t1 == t2 && pf_key_eq(&k1, &k2))
+    return -EINVAL;
+  if ((ret = pf_word_check(r->uaddr)) < 0 || (ret = pf_word_check(r->uaddr2)) < 0)
+    return ret;
+  if ((ret = pf_os_probe_write(r->uaddr2)) < 0)
+    return ret;
+  (void)pf_word_load(r->uaddr);                         /* a fault here, not under the locks */
+  (void)pf_word_load(r->uaddr2);
+  i1 = pf_key_bucket(t1, &k1);
+  i2 = pf_key_bucket(t2, &k2);
+  b1 = &t1->buckets[i1];
+  b2 = &t2->buckets[i2];
+  pf_crit_enter(&c);
+  pf_self_enter_fast((uintptr_t)&here);
+  AO_int_fetch_and_add_full(&b2->waiters, 1);           /* (C) in wait.c */
+  if ((ret = pf_bucket_lock2(t1, i1, t2, i2)) < 0)
+    goto out_nolock;
+  if (pf_word_load(r->uaddr) != r->val) {
+    ret = -EAGAIN;
+    goto out_unlock;
+  }
+  if ((ret = pf_bucket_ready2_locked(t1, i1, t2, i2)) < 0)
+    goto out_unlock;
+  pf_walk_start(&it, t1, b1);
+  while ((n = pf_walk_next(&it, &ref)) != NULL) {
+    if (AO_int_load(&n->state) != PF_W_QUEUED || !pf_node_keyeq(n, &k1))
+      continue;
+    if (t1->slots && t1->ops->reap(t1, b1, n, ref))
+      continue;
+    top = n;
+    topref = ref;
+    break;
+  }
+  ret = 0;
+  if (!top)
+    goto out_unlock;                                    /* nobody: 0 */
+  if (!(top->pi & PF_PI_RQ)) {
+    ret = -EINVAL;                                      /* a plain waiter */
+    goto out_unlock;
+  }
+  /* the lock for the first waiter, if uaddr2 is free */
+  for (;;) {
+    struct pf_node *q;
+    pf_ref qr;
+    v2 = pf_word_load(r->uaddr2);
+    if ((v2 & PF_PI_TID) == (top->pi & PF_PI_TID)) {
+      ret = -EDEADLK;
+      goto out_unlock;
+    }
+    if (!(v2 & PF_PI_TID)) {
+      nv = (v2 & PF_FUTEX_OWNER_DIED) | (top->pi & PF_PI_TID);
+      if (r->nr2 > 0 || pf_pi_top_locked(t2, i2, &k2, &qr))
+        nv |= PF_FUTEX_WAITERS;
+      if (!pf_pi_cas(r->uaddr2, v2, nv))
+        continue;
+      top->pi = PF_PI_LOCK | (top->pi & PF_PI_TID);    /* woken owning it */
+      pf_node_wake_locked(t1, b1, top, topref, &list);
+      got = 1;
+      break;
+    }
+    nv = v2 | PF_FUTEX_WAITERS;
+    if (nv != v2 && !pf_pi_cas(r->uaddr2, v2, nv))
+      continue;
+    if (!pf_os_tid_alive(v2 & PF_PI_TID)) {
+      ret = -ESRCH;
+      goto out_unlock;
+    }
+    (void)q;
+    break;
+  }
+  /* the others (and the first, if it did not get the lock) onto uaddr2 */
+  limit = r->nr2 + (got ? 0 : 1);
+  pf_walk_start(&it, t1, b1);
+  while (moved < limit && (n = pf_walk_next(&it, &ref)) != NULL) {
+    if (AO_int_load(&n->state) != PF_W_QUEUED || !pf_node_keyeq(n, &k1))
+      continue;
+    if (t1->slots && t1->ops->reap(t1, b1, n, ref))
+      continue;
+    if (!(n->pi & PF_PI_RQ) || t1 != t2) {
+      ret = -EINVAL;                                    /* a plain waiter; another table */
+      goto out_unlock;
+    }
+    if (got && moved == 0) {                            /* uaddr2 has a locker queued now */
+      for (;;) {
+        v2 = pf_word_load(r->uaddr2);
+        if ((v2 & PF_FUTEX_WAITERS) || pf_pi_cas(r->uaddr2, v2, v2 | PF_FUTEX_WAITERS))
+          break;
+      }
+    }
+    n->bitset = 0;
+    n->pi = PF_PI_LOCK | (n->pi & PF_PI_TID);
+    if (b1 != b2) {
+      AO_int_fetch_and_add_full(&b2->waiters, 1);
+      pf_node_setkey(n, &k2);
+      AO_int_store_release(&n->bucket, i2);
+      pf_queue_unlink_locked(t1, b1, n);
+      AO_int_fetch_and_add_full(&b1->waiters, (unsigned int)-1);
+      pf_queue_append_locked(t2, b2, n, ref);
+    } else {
+      pf_node_setkey(n, &k2);
+    }
+    moved++;
+  }
+  ret = got + moved;
+out_unlock:
+  pf_bucket_unlock2(t1, i1, t2, i2);
+out_nolock:
+  AO_int_fetch_and_add_full(&b2->waiters, (unsigned int)-1);
+  pf_wake_list(&list);
+  pf_crit_exit(&c);
+  return ret;
+}
+
 int
 pf_emu_pi(const struct pf_req *r, int cmd)
 {
   struct pf_key key;
   struct pf_table *tab;
-  uint32_t tid;
+  uint32_t tid = (uint32_t)pf_os_tid() & PF_PI_TID;
   int ret;
 
+  if (cmd == PF_OP_WAIT_REQUEUE_PI)
+    return pf_pi_wait_requeue(r, tid);
+  if (cmd == PF_OP_CMP_REQUEUE_PI)
+    return pf_pi_cmp_requeue(r);
   if ((ret = pf_key_make(r->uaddr, r->flags, &key, &tab)) < 0)
     return ret;
   if ((ret = pf_word_check(r->uaddr)) < 0)
@@ -238,7 +404,6 @@ pf_emu_pi(const struct pf_req *r, int cmd)
   if ((ret = pf_os_probe_write(r->uaddr)) < 0)          /* the kernel's EFAULT */
     return ret;
   (void)pf_word_load(r->uaddr);                         /* a fault here, not under a lock */
-  tid = (uint32_t)pf_os_tid() & PF_PI_TID;
   switch (cmd) {
   case PF_OP_LOCK_PI:
   case PF_OP_LOCK_PI2:

@@ -421,8 +421,13 @@ pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, u
 
   pf_walk_start(&it, tab, b);
   while (n < nr && (w = pf_walk_next(&it, &r)) != NULL) {
-    if (AO_int_load(&w->state) != PF_W_QUEUED || !pf_node_keyeq(w, k) || !(w->bitset & mask))
+    if (AO_int_load(&w->state) != PF_W_QUEUED || !pf_node_keyeq(w, k))
       continue;                           /* (G) a detached node its owner will remove */
+    if (w->pi)
+      return -EINVAL;                     /* a PI waiter (src/pi.c): Linux's futex_wake
+                                             answers EINVAL there, those before it woken */
+    if (!(w->bitset & mask))
+      continue;
     if (tab->slots && tab->ops->reap(tab, b, w, r))
       continue;                           /* its process died: the kernel would have
                                              dropped it at exit */

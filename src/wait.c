@@ -442,7 +442,7 @@ pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_k
   pthread_cleanup_push(pf_wait_cancelled, w);
   pf_node_setkey(n, key);
   n->bitset = r->mask;
-  n->pi = 0;
+  n->pi = r->pi;                            /* 0, or WAIT_REQUEUE_PI's (src/pi.c) */
   AO_int_store(&n->bucket, idx);
   n->linked = 0;
   n->counted = 0;
@@ -473,6 +473,11 @@ pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_k
   } else {
     ret = pf_waiter_sleep(w, r->dl, async);
   }
+  /* A WAIT_REQUEUE_PI waiter woken without the PI lock (a plain wake of
+   * its word: CMP_REQUEUE_PI makes it a PF_PI_LOCK waiter): EAGAIN, as
+   * Linux's. */
+  if (ret == 0 && r->pi && !(n->pi & PF_PI_LOCK))
+    ret = -EAGAIN;
   pthread_cleanup_pop(0);
   pf_self_pop(t, w);
   return ret;

@@ -11,21 +11,22 @@
 #include "config.h"
 #include <pfutex.h>
 
-#include <signal.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include "basic.h"
-#include "pft.h"
 
 #if !defined(PF_HAVE_LIVE_START) || !defined(__linux__)
 int
 main(void)
 {
   skip_all("the start mechanism is built on Linux and Windows only; this test runs on Linux");
+  return 0;
 }
 #else
+#include <signal.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "pft.h"
 #include "region/internal.h"
 #include "os.h"
 
