@@ -12,11 +12,50 @@
  *      in an anonymous region (the word keyed by the region under
  *      emulation, by the kernel natively);
  *   4. trylock: EBUSY while another thread holds it, EDEADLK on one's own
- *      lock, EPERM for an unlock by a thread that does not own it.
+ *      lock, EPERM for an unlock by a thread that does not own it;
+ *   5. killed owners: PM_PROCS processes share the region's PI mutex and
+ *      now and then one kills itself (SIGKILL) while it holds the lock with
+ *      a locker queued (FUTEX_WAITERS), PM_DEATHS in all: the lock must
+ *      reach the next locker each time with FUTEX_OWNER_DIED set (Linux's
+ *      hand-off at the owner's exit; under emulation a blocked locker asks
+ *      the OS whether the owner lives), exactly once per death, and the
+ *      others finish.
  * A lost hand-off is a hang: the watchdog, and alarm() in the children,
  * catch it.  Sizes are small enough for every backend. */
 #ifdef _WIN32
 #include "basic.h"
+/* 5: a worker that may die holding the lock. */
+static void
+pm_killer(int idx)
+{
+  long i;
+  unsigned int seed = (unsigned int)getpid() * 7919u + (unsigned int)idx;
+  for (i = 0; i < PM_KITERS; i++) {
+    uint32_t w;
+    if (pi_mutex_lock(&sh->m, 1) != 0) {
+      __atomic_fetch_add(&sh->errs, 1, __ATOMIC_RELAXED);
+      continue;
+    }
+    w = __atomic_load_n(&sh->m.word, __ATOMIC_RELAXED);
+    if (w & FUTEX_OWNER_DIED) {                 /* recovered: make it consistent */
+      sh->od_seen++;
+      __atomic_fetch_and(&sh->m.word, ~(uint32_t)FUTEX_OWNER_DIED, __ATOMIC_RELAXED);
+    }
+    pm_critical();
+    if (sh->deaths < PM_DEATHS && rand_r(&seed) % 200 == 0
+        && (__atomic_load_n(&sh->m.word, __ATOMIC_RELAXED) & FUTEX_WAITERS)) {
+      /* a locker is queued: the kernel hands the lock over at our exit
+       * (with nobody queued a PI owner's death needs a robust list: the
+       * next locker gets ESRCH, on Linux as here) */
+      sh->deaths++;                             /* under the lock: counted once */
+      kill(getpid(), SIGKILL);
+    }
+    if (pi_mutex_unlock(&sh->m, 1) != 0)
+      __atomic_fetch_add(&sh->errs, 1, __ATOMIC_RELAXED);
+  }
+  __atomic_fetch_add(&sh->finished, 1, __ATOMIC_RELAXED);
+}
+
 int
 main(void)
 {
@@ -28,6 +67,7 @@ main(void)
 # define _GNU_SOURCE 1
 #endif
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,7 +88,11 @@ struct pm_shared {
   volatile long counter;
   volatile int inside;
   volatile int bad, errs, timeouts;
+  volatile int deaths, od_seen, finished;   /* 5 */
 };
+
+#define PM_DEATHS 3
+#define PM_KITERS 3000
 
 static struct pm_shared *sh;
 static int pm_pshared;
@@ -132,6 +176,38 @@ pm_holder(void *arg)
   return NULL;
 }
 
+/* 5: a worker that may die holding the lock. */
+static void
+pm_killer(int idx)
+{
+  long i;
+  unsigned int seed = (unsigned int)getpid() * 7919u + (unsigned int)idx;
+  for (i = 0; i < PM_KITERS; i++) {
+    uint32_t w;
+    if (pi_mutex_lock(&sh->m, 1) != 0) {
+      __atomic_fetch_add(&sh->errs, 1, __ATOMIC_RELAXED);
+      continue;
+    }
+    w = __atomic_load_n(&sh->m.word, __ATOMIC_RELAXED);
+    if (w & FUTEX_OWNER_DIED) {                 /* recovered: make it consistent */
+      sh->od_seen++;
+      __atomic_fetch_and(&sh->m.word, ~(uint32_t)FUTEX_OWNER_DIED, __ATOMIC_RELAXED);
+    }
+    pm_critical();
+    if (sh->deaths < PM_DEATHS && rand_r(&seed) % 200 == 0
+        && (__atomic_load_n(&sh->m.word, __ATOMIC_RELAXED) & FUTEX_WAITERS)) {
+      /* a locker is queued: the kernel hands the lock over at our exit
+       * (with nobody queued a PI owner's death needs a robust list: the
+       * next locker gets ESRCH, on Linux as here) */
+      sh->deaths++;                             /* under the lock: counted once */
+      kill(getpid(), SIGKILL);
+    }
+    if (pi_mutex_unlock(&sh->m, 1) != 0)
+      __atomic_fetch_add(&sh->errs, 1, __ATOMIC_RELAXED);
+  }
+  __atomic_fetch_add(&sh->finished, 1, __ATOMIC_RELAXED);
+}
+
 int
 main(void)
 {
@@ -195,6 +271,39 @@ main(void)
      "word %#x, children %s",
      PM_PROCS, PM_PITERS, sh->counter, sh->bad, sh->errs, (unsigned)sh->m.word,
      allok ? "all exited 0" : "NOT all exited 0");
+
+  /* 5. owners killed holding the lock */
+  memset((void *)sh, 0, sizeof *sh);
+  {
+    int killed = 0, exited = 0;
+    for (i = 0; i < PM_PROCS; i++) {
+      fflush(stdout);
+      if ((kids[i] = fork()) < 0)
+        sysbail("fork");
+      if (kids[i] == 0) {
+        alarm(200);
+        pm_killer(i);
+        _exit(0);
+      }
+    }
+    for (i = 0; i < PM_PROCS; i++) {
+      while (waitpid(kids[i], &st, 0) < 0)
+        ;
+      if (WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL)
+        killed++;
+      else if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+        exited++;
+    }
+    ok(killed == sh->deaths && exited == PM_PROCS - killed && sh->finished == exited
+           && sh->od_seen == sh->deaths && sh->bad == 0 && sh->errs == 0,
+       "killed owners: %d processes, %d killed holding the lock, %d exited; the lock came back "
+       "with FUTEX_OWNER_DIED %d times; exclusion broken %d times, errors %d",
+       PM_PROCS, killed, exited, sh->od_seen, sh->bad, sh->errs);
+    if (sh->deaths == PM_DEATHS || killed > 0)
+      ;
+    else
+      diag("  no worker died this run (random): the check above is the plain one");
+  }
   pfutex_region_close(rg);
   return 0;
 }

@@ -516,6 +516,16 @@ void pf_cpu_relax(unsigned int *spins);
 int pf_waiter_claim(const struct pf_req *r, struct pf_table *tab, uintptr_t frame,
                     struct pf_thread **tp, struct pf_waiter **wp);
 int pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl, int async);
+/* The same, calling poll->fn(poll->arg) every poll->ns (< 1 s) of the
+ * sleep while w is queued, outside any lock and critical section (src/pi.c:
+ * a PI owner's death). */
+struct pf_sleep_poll {
+  void (*fn)(void *arg);
+  void *arg;
+  long ns;
+};
+int pf_waiter_sleep_poll(struct pf_waiter *w, const struct pf_deadline *dl, int async,
+                         const struct pf_sleep_poll *poll);
 void pf_wait_cancelled(void *arg);
 
 int pf_emu_wait(const struct pf_req *r);

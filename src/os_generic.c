@@ -15,7 +15,6 @@
 #include "os.h"
 
 #include <string.h>
-#include <unistd.h>
 
 #ifndef PF_OS_NO_PIPE
 # include <fcntl.h>
@@ -83,29 +82,4 @@ pf_os_shared_key_check(const void *p)
 {
   (void)p;
   return 0;
-}
-
-/* Thread ids: the pid's low 17 bits beside a per-process count of threads
- * that asked (13 bits, wrapping, never 0); a fork child's thread gets one
- * of its own pid. */
-static AO_t pf_os_tid_next;
-static __thread pid_t pf_os_tid_mine, pf_os_tid_pid;
-
-pid_t
-pf_os_tid(void)
-{
-  pid_t pid = getpid();
-  if (pf_os_tid_pid != pid) {
-    unsigned long n = (unsigned long)AO_fetch_and_add1(&pf_os_tid_next);
-    pf_os_tid_mine = (pid_t)((((unsigned long)pid & 0x1ffffu) << 13) | (n % 0x1fffu + 1));
-    pf_os_tid_pid = pid;
-  }
-  return pf_os_tid_mine;
-}
-
-int
-pf_os_tid_alive(uint32_t tid)
-{
-  (void)tid;
-  return 1;
 }

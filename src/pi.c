@@ -31,9 +31,15 @@
  * outside the locks.
  *
  * No priority is boosted: the ports' park calls have no priority
- * inheritance (doc/ports.md).  A PI owner's exit with lockers queued
- * hands the lock to the first of them only when the word is on the
- * owner's robust list (src/robust.c); the kernel does it for any owner. */
+ * inheritance (doc/ports.md).
+ *
+ * An owner that ends holding the lock: Linux hands it to the top waiter
+ * when the owner exits, FUTEX_OWNER_DIED set (robust list or not).
+ * Here a blocked locker asks the OS every PF_PI_POLL_NS whether the owner
+ * is alive (pf_os_tid_alive: Linux, Windows; elsewhere it cannot tell and
+ * waits on), and hands the lock over when it is not; a robust list's walk
+ * does it at once (src/robust.c).  A thread id reused meanwhile by a new
+ * thread passes for the owner: the locker then waits on (its timeout). */
 #include "emu.h"
 #include "os.h"
 
@@ -41,6 +47,9 @@
 
 #define PF_FUTEX_WAITERS    0x80000000u
 #define PF_FUTEX_OWNER_DIED 0x40000000u
+
+static int pf_pi_handoff_dead(struct pf_table *tab, const struct pf_key *key, uint32_t *uaddr,
+                              uint32_t tid, int od);
 
 static int
 pf_pi_cas(uint32_t *uaddr, uint32_t old, uint32_t new)
@@ -69,11 +78,42 @@ pf_pi_top_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, pf_re
   return NULL;
 }
 
+/* The hand-off of pf_pi_handoff_dead (below), bucket i's lock held and
+ * made ready; the woken locker onto l.  1 when it handed the lock over. */
+static int
+pf_pi_handoff_dead_locked(struct pf_table *tab, uint32_t i, const struct pf_key *key,
+                          uint32_t *uaddr, uint32_t tid, int od, struct pf_wake_list *l)
+{
+  for (;;) {
+    uint32_t v = pf_word_load(uaddr), nv;
+    struct pf_node *n;
+    pf_ref ref;
+    if ((v & PF_PI_TID) != tid)
+      return 0;
+    n = pf_pi_top_locked(tab, i, key, &ref);
+    if (n)
+      nv = PF_FUTEX_WAITERS | (v & PF_FUTEX_OWNER_DIED) | (od ? PF_FUTEX_OWNER_DIED : 0)
+           | (n->pi & PF_PI_TID);
+    else if (od)
+      nv = (v & PF_FUTEX_WAITERS) | PF_FUTEX_OWNER_DIED;
+    else
+      return 0;
+    if (!pf_pi_cas(uaddr, v, nv))
+      continue;
+    if (n)
+      pf_node_wake_locked(tab, &tab->buckets[i], n, ref, l);
+    return n != NULL;
+  }
+}
+
 /* One attempt under bucket i's lock: 0 taken, 1 wait (FUTEX_WAITERS set),
- * -EDEADLK, -ESRCH, -EAGAIN (try: held by another). */
+ * -EDEADLK, -ESRCH, -EAGAIN (try: held by another).  An owner that is
+ * gone while lockers are queued: the first of them is handed the lock
+ * first (onto l), as the kernel did at the owner's exit; with none queued,
+ * ESRCH (the kernel's, for a dead owner without a robust list's help). */
 static int
 pf_pi_attempt_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, uint32_t *uaddr,
-                     uint32_t tid, int try)
+                     uint32_t tid, int try, struct pf_wake_list *l)
 {
   pf_ref r;
   for (;;) {
@@ -91,8 +131,12 @@ pf_pi_attempt_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, u
     nv = v | PF_FUTEX_WAITERS;
     if (nv != v && !pf_pi_cas(uaddr, v, nv))
       continue;
-    if (!pf_os_tid_alive(v & PF_PI_TID))
+    if (!pf_os_tid_alive(v & PF_PI_TID)) {
+      if (pf_pi_top_locked(tab, i, k, &r)
+          && pf_pi_handoff_dead_locked(tab, i, k, uaddr, v & PF_PI_TID, 1, l))
+        continue;
       return -ESRCH;
+    }
     return try ? -EAGAIN : 1;
   }
 }
@@ -102,6 +146,7 @@ static int
 pf_pi_trylock(struct pf_table *tab, const struct pf_key *key, uint32_t *uaddr, uint32_t tid)
 {
   volatile char here = 0;
+  struct pf_wake_list list = { 0 };
   uint32_t idx = pf_key_bucket(tab, key);
   struct pf_crit c;
   int ret;
@@ -109,11 +154,37 @@ pf_pi_trylock(struct pf_table *tab, const struct pf_key *key, uint32_t *uaddr, u
   pf_self_enter_fast((uintptr_t)&here);
   if ((ret = pf_bucket_lock(tab, idx)) == 0) {
     if ((ret = pf_bucket_ready_locked(tab, idx)) == 0)
-      ret = pf_pi_attempt_locked(tab, idx, key, uaddr, tid, 1);
+      ret = pf_pi_attempt_locked(tab, idx, key, uaddr, tid, 1, &list);
     pf_bucket_unlock(tab, idx);
+    pf_wake_list(&list);
   }
   pf_crit_exit(&c);
   return ret;
+}
+
+/* A blocked locker looks at its lock's owner every PF_PI_POLL_NS: gone
+ * (the OS says so: pf_os_tid_alive), the lock goes to the first queued
+ * locker with FUTEX_OWNER_DIED, as the kernel's exit of a PI owner hands
+ * it over, robust list or not. */
+#define PF_PI_POLL_NS 100000000L
+struct pf_pi_poll {
+  struct pf_table *tab;
+  const struct pf_key *key;
+  uint32_t *uaddr;
+  uint32_t tid;
+};
+
+static void
+pf_pi_poll_owner(void *arg)
+{
+  struct pf_pi_poll *p = arg;
+  uint32_t owner = pf_word_load(p->uaddr) & PF_PI_TID;
+  struct pf_crit c;
+  if (!owner || owner == p->tid || pf_os_tid_alive(owner))
+    return;
+  pf_crit_enter(&c);
+  (void)pf_pi_handoff_dead(p->tab, p->key, p->uaddr, owner, 1);
+  pf_crit_exit(&c);
 }
 
 /* One LOCK_PI: claim a node, attempt under the lock, queue it there if the
@@ -130,6 +201,7 @@ pf_pi_lock_once(const struct pf_req *r, struct pf_table *tab, const struct pf_ke
   struct pf_thread *t;
   struct pf_waiter *w;
   struct pf_node *n;
+  struct pf_wake_list list = { 0 };
   struct pf_crit c;
   int ret;
 
@@ -151,7 +223,7 @@ pf_pi_lock_once(const struct pf_req *r, struct pf_table *tab, const struct pf_ke
   pf_crit_enter(&c);
   if ((ret = pf_bucket_lock(tab, idx)) == 0) {
     if ((ret = pf_bucket_ready_locked(tab, idx)) == 0)
-      ret = pf_pi_attempt_locked(tab, idx, key, r->uaddr, tid, 0);
+      ret = pf_pi_attempt_locked(tab, idx, key, r->uaddr, tid, 0, &list);
     if (ret == 1) {
       AO_int_store(&n->state, PF_W_QUEUED);
       AO_int_fetch_and_add_full(&b->waiters, 1);        /* (A) */
@@ -159,10 +231,14 @@ pf_pi_lock_once(const struct pf_req *r, struct pf_table *tab, const struct pf_ke
       pf_bucket_push(tab, idx, n, w->ref);              /* (H) */
     }
     pf_bucket_unlock(tab, idx);
+    pf_wake_list(&list);
   }
   pf_crit_exit(&c);
-  if (ret == 1)
-    ret = pf_waiter_sleep(w, r->dl, async);             /* 0: handed the lock */
+  if (ret == 1) {
+    struct pf_pi_poll pp = { tab, key, r->uaddr, tid };
+    struct pf_sleep_poll poll = { pf_pi_poll_owner, &pp, PF_PI_POLL_NS };
+    ret = pf_waiter_sleep_poll(w, r->dl, async, &poll);   /* 0: handed the lock */
+  }
   pthread_cleanup_pop(0);
   pf_self_pop(t, w);
   return ret;
@@ -336,6 +412,9 @@ pf_pi_cmp_requeue(const struct pf_req *r)
     if (nv != v2 && !pf_pi_cas(r->uaddr2, v2, nv))
       continue;
     if (!pf_os_tid_alive(v2 & PF_PI_TID)) {
+      if (pf_pi_top_locked(t2, i2, &k2, &qr)
+          && pf_pi_handoff_dead_locked(t2, i2, &k2, r->uaddr2, v2 & PF_PI_TID, 1, &list))
+        continue;
       ret = -ESRCH;
       goto out_unlock;
     }
@@ -417,49 +496,43 @@ pf_emu_pi(const struct pf_req *r, int cmd)
   }
 }
 
+/* The owner tid of the PI word uaddr (key k in tab) is gone: under the
+ * bucket's lock, its first queued PI locker is handed the lock, the word
+ * becoming its id | FUTEX_WAITERS, FUTEX_OWNER_DIED kept (od: set), as the
+ * kernel's exit of the owner's PI state makes it; with none queued, od
+ * sets (word & FUTEX_WAITERS) | FUTEX_OWNER_DIED (the robust walk's
+ * value), else nothing.  Inside a critical section; 0, or -errno. */
+static int
+pf_pi_handoff_dead(struct pf_table *tab, const struct pf_key *key, uint32_t *uaddr, uint32_t tid,
+                   int od)
+{
+  struct pf_wake_list list = { 0 };
+  uint32_t idx = pf_key_bucket(tab, key);
+  int ret;
+  if ((ret = pf_bucket_lock(tab, idx)) < 0)
+    return ret;
+  if ((ret = pf_bucket_ready_locked(tab, idx)) == 0)
+    (void)pf_pi_handoff_dead_locked(tab, idx, key, uaddr, tid, od, &list);
+  pf_bucket_unlock(tab, idx);
+  pf_wake_list(&list);
+  return ret;
+}
+
 /* The PI word uaddr's owner tid is exiting with it on its robust list
- * (src/robust.c): its first queued PI locker is handed the lock, the word
- * becoming its id | FUTEX_WAITERS | FUTEX_OWNER_DIED (the kernel's exit of
- * the owner's PI state); with none, the word becomes (word &
- * FUTEX_WAITERS) | FUTEX_OWNER_DIED, its id cleared.  0, or -errno. */
+ * (src/robust.c): the hand-off above, FUTEX_OWNER_DIED set. */
 int
 pf_emu_pi_owner_died(uint32_t *uaddr, uint32_t tid)
 {
   volatile char here = 0;
-  struct pf_wake_list list = { 0 };
   struct pf_key key;
   struct pf_table *tab;
   struct pf_crit c;
-  uint32_t idx;
   int ret;
-
   if ((ret = pf_key_make(uaddr, PF_F_SHARED, &key, &tab)) < 0)
     return ret;
-  idx = pf_key_bucket(tab, &key);
   pf_crit_enter(&c);
   pf_self_enter_fast((uintptr_t)&here);
-  if ((ret = pf_bucket_lock(tab, idx)) < 0)
-    goto out;
-  if ((ret = pf_bucket_ready_locked(tab, idx)) == 0) {
-    for (;;) {
-      uint32_t v = pf_word_load(uaddr), nv;
-      struct pf_node *n;
-      pf_ref ref;
-      if ((v & PF_PI_TID) != tid)
-        break;
-      n = pf_pi_top_locked(tab, idx, &key, &ref);
-      nv = n ? PF_FUTEX_WAITERS | PF_FUTEX_OWNER_DIED | (n->pi & PF_PI_TID)
-             : (v & PF_FUTEX_WAITERS) | PF_FUTEX_OWNER_DIED;
-      if (!pf_pi_cas(uaddr, v, nv))
-        continue;
-      if (n)
-        pf_node_wake_locked(tab, &tab->buckets[idx], n, ref, &list);
-      break;
-    }
-  }
-  pf_bucket_unlock(tab, idx);
-  pf_wake_list(&list);
-out:
+  ret = pf_pi_handoff_dead(tab, &key, uaddr, tid, 1);
   pf_crit_exit(&c);
   return ret;
 }

@@ -161,7 +161,16 @@ pf_waiter_leave(struct pf_waiter *w)
 /* The end of the next slice: the deadline itself if it comes first (*last
  * set), else one slice from now on the deadline's clock. */
 static void
+pf_slice_ns(const struct pf_deadline *dl, long ns, struct pf_deadline *out, int *last);
+static void
 pf_slice(const struct pf_deadline *dl, struct pf_deadline *out, int *last)
+{
+  pf_slice_ns(dl, PF_REGION_SLICE_NS, out, last);
+}
+
+/* The end of a slice of ns (< 1 s) or the deadline, whichever is first. */
+static void
+pf_slice_ns(const struct pf_deadline *dl, long ns, struct pf_deadline *out, int *last)
 {
   struct timespec now;
   int clock = dl ? dl->clock : PFUTEX_CLOCK_MONOTONIC;
@@ -172,8 +181,8 @@ pf_slice(const struct pf_deadline *dl, struct pf_deadline *out, int *last)
   }
   out->clock = clock;
   out->abs = now;
-  out->abs.tv_nsec += PF_REGION_SLICE_NS % 1000000000L;
-  out->abs.tv_sec += PF_REGION_SLICE_NS / 1000000000L;
+  out->abs.tv_nsec += ns % 1000000000L;
+  out->abs.tv_sec += ns / 1000000000L;
   if (out->abs.tv_nsec >= 1000000000L) {
     out->abs.tv_nsec -= 1000000000L;
     out->abs.tv_sec++;
@@ -245,15 +254,43 @@ pf_waiter_intact(const struct pf_waiter *w)
  * 0 woken (woken wins), -ETIMEDOUT, -EINTR (a handler ran, or detached
  * it), -ENOTRECOVERABLE (a corrupt region took the slot from us).  w is
  * IDLE on return: off every queue, its token collected. */
+/* One park, or with a poll (src/pi.c: is the lock's owner alive?) a park
+ * in slices of poll->ns with poll->fn between them, while w is queued.  A
+ * slice's end with w no longer queued is -ETIMEDOUT as any park's: the
+ * caller collects the token due (woken wins). */
+static int
+pf_waiter_park_poll(struct pf_waiter *w, const struct pf_deadline *dl, int async,
+                    const struct pf_sleep_poll *poll)
+{
+  if (!poll)
+    return pf_waiter_park(w, dl, async);
+  for (;;) {
+    struct pf_deadline slice;
+    int last, ret;
+    pf_slice_ns(dl, poll->ns, &slice, &last);
+    ret = pf_waiter_park(w, &slice, async);
+    if (ret != -ETIMEDOUT || last || AO_int_load(&w->node->state) != PF_W_QUEUED)
+      return ret;
+    poll->fn(poll->arg);
+  }
+}
+
 int
 pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl, int async)
+{
+  return pf_waiter_sleep_poll(w, dl, async, NULL);
+}
+
+int
+pf_waiter_sleep_poll(struct pf_waiter *w, const struct pf_deadline *dl, int async,
+                     const struct pf_sleep_poll *poll)
 {
   struct pf_node *n = w->node;
   uint32_t st;
   int ret;
 
   for (;;) {
-    ret = pf_waiter_park(w, dl, async);
+    ret = pf_waiter_park_poll(w, dl, async, poll);
     if (ret != 0 || AO_int_load(&n->state) != PF_W_QUEUED)
       break;
     /* (R) a surplus token (a dead waker's late post, a scribble): take it

@@ -520,6 +520,62 @@ pi_handoff_shared(void)
   pi_handoff_flags(0);
 }
 
+/* The owner of a PI word exits holding it (no robust list), a locker
+ * blocked: Linux hands the lock to the locker at the owner's exit. */
+struct pexit {
+  uint32_t *w;
+  volatile pid_t tid;
+  volatile int locked, go;
+  volatile long lret;
+};
+
+static void *
+pexit_thread(void *p)
+{
+  struct pexit *e = p;
+  e->tid = pft_gettid();
+  e->lret = c_futex(e->w, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+  e->locked = 1;
+  while (!e->go)
+    usleep(200);
+  return NULL;                                         /* exits holding it */
+}
+
+static void
+pi_owner_exits(void)
+{
+  struct pexit e;
+  struct locker l;
+  pthread_t te, tl;
+  uint32_t *w = &shm[28];
+  *w = 0;
+  memset((void *)&e, 0, sizeof e);
+  e.w = w;
+  if (pthread_create(&te, NULL, pexit_thread, &e) != 0)
+    sysbail("pthread_create");
+  while (!e.locked)
+    usleep(100);
+  roles[1] = e.tid;
+  memset((void *)&l, 0, sizeof l);
+  l.w = w;
+  l.op = FUTEX_LOCK_PI_PRIVATE;
+  if (pthread_create(&tl, NULL, locker_thread, &l) != 0)
+    sysbail("pthread_create");
+  while (!l.tid)
+    usleep(100);
+  roles[2] = l.tid;
+  pft_wait_asleep(l.tid);
+  usleep(20000);
+  word(*w);
+  e.go = 1;
+  pthread_join(te, NULL);
+  pthread_join(tl, NULL);
+  res(e.lret);
+  res(l.ret);
+  word(l.seen);
+  word(*w);
+}
+
 struct rqwaiter {
   uint32_t *cond, *mutex;
   volatile pid_t tid;
@@ -942,6 +998,7 @@ static const struct {
   { "PI: held by another thread: trylock, EPERM, timeouts", pi_contended, 1 },
   { "PI: hand-off to the blocked locker (private)", pi_handoff_private, 1 },
   { "PI: hand-off to the blocked locker (shared)", pi_handoff_shared, 1 },
+  { "PI: the owner exits holding it, a locker blocked", pi_owner_exits, 1 },
   { "PI: WAIT_REQUEUE_PI and CMP_REQUEUE_PI", pi_requeue, 3 },
   { "PI: requeue-PI, two waiters, the PI word free", pi_requeue_free, 3 },
   { "PI: requeue-PI, two waiters, the PI word held", pi_requeue_held, 3 },

@@ -21,7 +21,6 @@
 #include "os.h"
 
 #include <fcntl.h>
-#include <signal.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -243,18 +242,4 @@ pf_os_shared_key_check(const void *p)
   if (perms[1] == 'w')
     return 0;
   return perms[0] == 'r' && (perms[3] == 's' || file) ? 0 : -EFAULT;
-}
-
-pid_t
-pf_os_tid(void)
-{
-  return (pid_t)syscall(SYS_gettid);
-}
-
-int
-pf_os_tid_alive(uint32_t tid)
-{
-  int saved = errno, r = kill((pid_t)tid, 0) == 0 || errno != ESRCH;
-  errno = saved;
-  return r;
 }
