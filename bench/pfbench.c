@@ -23,6 +23,18 @@
  *   cond-perf  -n N threads wait on a mutex+condvar (examples/nptl_sync.h),
  *              broadcast rounds; -v wakeall (FUTEX_WAKE all) or -v requeue
  *              (wake one, CMP_REQUEUE the rest onto the mutex); rounds/s
+ *   pi-uncontended  one thread, FUTEX_LOCK_PI_PRIVATE then
+ *              FUTEX_UNLOCK_PI_PRIVATE on a free word, straight to the ops
+ *              (no user-space fast path: an op is the two calls); the word
+ *              is checked (our id, then 0) each time; lock+unlock pairs/s
+ *   pi-handoff two threads hand a PI word back and forth through the ops:
+ *              the holder waits until the other has announced its
+ *              FUTEX_LOCK_PI, so the other is normally asleep in it and
+ *              each FUTEX_UNLOCK_PI hands the lock over (handoffs= counts
+ *              the unlocks that did); a plain counter under the lock must
+ *              equal the locks taken (cs=); -a same|split as pp;
+ *              csw_per_cs: context switches per critical section;
+ *              critical sections (hand-offs)/s
  *   -x         (hash, wake-none, pp) the words are in a shared region
  *              (pfutex_region_anon) and the ops are shared (no private
  *              flag): under the native backend the kernel's shared futexes,
@@ -810,11 +822,166 @@ run_cond(void)
          rounds / (t1 - t0));
 }
 
+/* ---- pi-uncontended and pi-handoff: the PI lock ops, straight to them --- */
+static void
+pi_fail(const char *workload, const char *what, uint32_t word)
+{
+  fprintf(stderr, "pfbench: %s: %s (word 0x%08x)\n", workload, what, (unsigned)word);
+  exit(2);
+}
+
+/* One thread, FUTEX_LOCK_PI_PRIVATE then FUTEX_UNLOCK_PI_PRIVATE on a free
+ * word, no user-space fast path: each op (one lock and one unlock) is two
+ * calls.  The word must be our id after the lock and 0 after the unlock. */
+static void
+run_pi_uncontended(void)
+{
+  uint32_t *word = aligned_alloc(CACHELINE, CACHELINE), me = (uint32_t)pfutex_tid(), v;
+  unsigned long n = 0;
+  double t0, t1, end;
+  int i;
+  __atomic_store_n(word, 0, __ATOMIC_SEQ_CST);
+  t0 = now();
+  end = t0 + opt_ms / 1000.0;
+  do {
+    for (i = 0; i < 256; i++) {
+      if (pfutex(word, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0) != 0)
+        die("pi-uncontended: FUTEX_LOCK_PI_PRIVATE");
+      if ((v = __atomic_load_n(word, __ATOMIC_RELAXED)) != me)
+        pi_fail("pi-uncontended", "not our id after FUTEX_LOCK_PI", v);
+      if (pfutex(word, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0) != 0)
+        die("pi-uncontended: FUTEX_UNLOCK_PI_PRIVATE");
+      if ((v = __atomic_load_n(word, __ATOMIC_RELAXED)) != 0)
+        pi_fail("pi-uncontended", "not 0 after FUTEX_UNLOCK_PI", v);
+    }
+    n += 256;
+  } while ((t1 = now()) < end);
+  printf("workload=pi-uncontended backend=%s threads=1 value=%.0f unit=ops_per_s\n",
+         backend_name, n / (t1 - t0));
+}
+
+/* Two threads hand one PI word back and forth through the ops.  A thread
+ * announces itself (want) and calls FUTEX_LOCK_PI_PRIVATE; the holder
+ * counts its critical section, waits (spinning, then yielding) until the
+ * other has announced itself, and calls FUTEX_UNLOCK_PI_PRIVATE.  The other
+ * is then normally asleep in the lock, so the unlock hands it the lock
+ * (the word becomes its id | FUTEX_WAITERS, kernel and emulation alike);
+ * if it had not queued yet the word went to 0 and it took it: counted as a
+ * miss, not a hand-off (on two CPUs a woken owner can race the other's way
+ * into the op; with -a same the holder yields until the other has run into
+ * its lock and slept).  The last unlocks, after the deadline, need not
+ * hand off. */
+struct pi_side {
+  pthread_t tid;
+  int idx, cpu;
+  uint32_t id;
+  int want;                 /* about to call, or in, FUTEX_LOCK_PI */
+  unsigned long cs, handoffs;
+} __attribute__((aligned(CACHELINE)));
+
+static struct pi_side pi_sides[2];
+static uint32_t pi_word __attribute__((aligned(CACHELINE)));
+static unsigned long pi_count;   /* plain: only ever touched under the lock */
+static int pi_stop __attribute__((aligned(CACHELINE)));
+
+static void
+pi_await_other(const struct pi_side *o)
+{
+  int i;
+  for (i = 0; !__atomic_load_n(&o->want, __ATOMIC_SEQ_CST)
+              && !__atomic_load_n(&pi_stop, __ATOMIC_ACQUIRE); i++) {
+    if (i < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+      __asm__ __volatile__("pause");
+#endif
+    } else {
+      sched_yield();
+    }
+  }
+}
+
+static void *
+pi_handoff_side(void *arg)
+{
+  struct pi_side *s = arg, *o = &pi_sides[!s->idx];
+  uint32_t v;
+  pin_self(s->cpu);
+  s->id = (uint32_t)pfutex_tid();
+  pthread_barrier_wait(&start_barrier);   /* both ids are set */
+  for (;;) {
+    __atomic_store_n(&s->want, 1, __ATOMIC_SEQ_CST);
+    if (pfutex(&pi_word, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0) != 0)
+      die("pi-handoff: FUTEX_LOCK_PI_PRIVATE");
+    __atomic_store_n(&s->want, 0, __ATOMIC_SEQ_CST);
+    if (((v = __atomic_load_n(&pi_word, __ATOMIC_RELAXED)) & FUTEX_TID_MASK) != s->id)
+      pi_fail("pi-handoff", "not our id after FUTEX_LOCK_PI", v);
+    pi_count++;
+    s->cs++;
+    if (now() >= deadline)
+      __atomic_store_n(&pi_stop, 1, __ATOMIC_RELEASE);
+    pi_await_other(o);
+    if (pfutex(&pi_word, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0) != 0)
+      die("pi-handoff: FUTEX_UNLOCK_PI_PRIVATE");
+    /* the other cannot unlock before we announce ourselves (or stop) */
+    if (__atomic_load_n(&pi_word, __ATOMIC_SEQ_CST) == (o->id | FUTEX_WAITERS))
+      s->handoffs++;
+    if (__atomic_load_n(&pi_stop, __ATOMIC_ACQUIRE))
+      return NULL;
+  }
+}
+
+static void
+run_pi_handoff(void)
+{
+  int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), same = 0, split = 0, i;
+  unsigned long cs = 0, handoffs = 0;
+  struct rusage ru0, ru1;     /* context switches per critical section */
+  double t0, t1;
+  uint32_t v;
+  if (ncpu < 1)
+    ncpu = 1;
+  if (opt_affinity && !(same = strcmp(opt_affinity, "same") == 0)
+      && !(split = strcmp(opt_affinity, "split") == 0)) {
+    fprintf(stderr, "pfbench: -a same|split\n");
+    exit(2);
+  }
+  pthread_barrier_init(&start_barrier, NULL, 3);
+  for (i = 0; i < 2; i++) {
+    pi_sides[i].idx = i;
+    pi_sides[i].cpu = same ? 0 : split ? i % ncpu : -1;
+    spawn(&pi_sides[i].tid, pi_handoff_side, &pi_sides[i]);
+  }
+  getrusage(RUSAGE_SELF, &ru0);
+  t0 = now();
+  deadline = t0 + opt_ms / 1000.0;
+  pthread_barrier_wait(&start_barrier);
+  for (i = 0; i < 2; i++) {
+    pthread_join(pi_sides[i].tid, NULL);
+    cs += pi_sides[i].cs;
+    handoffs += pi_sides[i].handoffs;
+  }
+  t1 = now();
+  getrusage(RUSAGE_SELF, &ru1);
+  if (pi_count != cs) {
+    fprintf(stderr, "pfbench: pi-handoff: %lu critical sections counted under the lock,"
+            " %lu locks taken\n", pi_count, cs);
+    exit(2);
+  }
+  if ((v = __atomic_load_n(&pi_word, __ATOMIC_SEQ_CST)) != 0)
+    pi_fail("pi-handoff", "not 0 at the end", v);
+  printf("workload=pi-handoff backend=%s threads=2 affinity=%s cs=%lu handoffs=%lu"
+         " csw_per_cs=%.2f value=%.0f unit=ops_per_s\n", backend_name,
+         opt_affinity ? opt_affinity : "any", cs, handoffs,
+         (double)(ru1.ru_nvcsw + ru1.ru_nivcsw - ru0.ru_nvcsw - ru0.ru_nivcsw) / cs,
+         cs / (t1 - t0));
+}
+
 static void
 usage(void)
 {
   fprintf(stderr, "usage: pfbench --backends\n"
-                  "       pfbench hash|wake-none|wake|wake-parallel|requeue|pp|cond-perf\n"
+                  "       pfbench hash|wake-none|wake|wake-parallel|requeue|pp|cond-perf|\n"
+                  "               pi-uncontended|pi-handoff\n"
                   "               [-t T] [-n N] [-w W] [-f F] [-v wakeall|requeue|glibc]\n"
                   "               [-a same|split] [-s] [-x] [-d MS] [-m] [-P [-r R]]\n");
   exit(2);
@@ -878,6 +1045,10 @@ main(int argc, char **argv)
     run_pp();
   } else if (strcmp(wl, "cond-perf") == 0) {
     run_cond();
+  } else if (strcmp(wl, "pi-uncontended") == 0) {
+    run_pi_uncontended();
+  } else if (strcmp(wl, "pi-handoff") == 0) {
+    run_pi_handoff();
   } else {
     usage();
   }

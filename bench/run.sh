@@ -2,22 +2,27 @@
 # run.sh - drive pfbench: every workload under every backend, K interleaved
 # rounds (A B C A B C ...), median per backend, ratio to the native backend
 # measured in the same run.
-#   run.sh PATH/TO/pfbench [--long] [-k K] [-d MS]
+#   run.sh PATH/TO/pfbench [--long] [-k K] [-d MS] [-b "BACKENDS"] [--only WL[,WL...]]
 # --long: more thread/waiter counts, and bench/results.csv (+ bench/plot.png
 # when gnuplot is installed) next to pfbench.
+# -b: these backends (names as pfbench --backends prints them) instead of
+# every compiled one; --only: just the configurations of these workloads
+# (e.g. --only pi-uncontended,pi-handoff), the same interleaving and ratios.
 # Peers, where the workload fits: peer_atomic (C++20 std::atomic wait/
 # notify, libstdc++) and peer_boost (Boost.Atomic) beside pfbench join pp and
 # wake-none; glibc's pthread_cond_broadcast/pthread_mutex ("glibc", pfbench
 # -v glibc) joins the cond-perf requeue rows.
 set -u
-PFBENCH=${1:?usage: run.sh PATH/TO/pfbench [--long] [-k K] [-d MS]}
+PFBENCH=${1:?usage: run.sh PATH/TO/pfbench [--long] [-k K] [-d MS] [-b BACKENDS] [--only WL[,WL...]]}
 shift
-LONG=no K=5 D=200
+LONG=no K=5 D=200 ONLY= BACKENDS=
 while [ $# -gt 0 ]; do
   case $1 in
     --long) LONG=yes ;;
     -k) K=$2; shift ;;
     -d) D=$2; shift ;;
+    -b) BACKENDS=$2; shift ;;
+    --only) ONLY=$2; shift ;;
     *) echo "run.sh: unknown option $1" >&2; exit 2 ;;
   esac
   shift
@@ -27,7 +32,8 @@ PEER=$dir/peer_atomic
 [ -x "$PEER" ] || PEER=
 BOOST=$dir/peer_boost
 [ -x "$BOOST" ] || BOOST=
-BACKENDS=$("$PFBENCH" --backends) || { echo "run.sh: $PFBENCH --backends failed" >&2; exit 1; }
+[ -n "$BACKENDS" ] || BACKENDS=$("$PFBENCH" --backends) \
+  || { echo "run.sh: $PFBENCH --backends failed" >&2; exit 1; }
 NATIVE=
 for b in $BACKENDS; do case $b in linux*) NATIVE=$b; break ;; esac; done
 
@@ -44,7 +50,10 @@ cond-perf|-n 50 -v wakeall
 cond-perf|-n 50 -v requeue
 hash|-t 1 -x
 wake-none|-t 1 -x
-pp|-a same -x"
+pp|-a same -x
+pi-uncontended|
+pi-handoff|-a same
+pi-handoff|"
 if [ "$LONG" = yes ]; then
   CONFIGS="$SHORT
 hash|-t 4
@@ -62,14 +71,21 @@ pp|-t 2 -a same
 cond-perf|-n 16 -v wakeall
 cond-perf|-n 16 -v requeue
 cond-perf|-n 200 -v wakeall
-cond-perf|-n 200 -v requeue"
+cond-perf|-n 200 -v requeue
+pi-handoff|-a split"
 else
   CONFIGS=$SHORT
+fi
+if [ -n "$ONLY" ]; then
+  CONFIGS=$(printf '%s\n' "$CONFIGS" | awk -F'|' -v only="$ONLY" \
+    'BEGIN { n = split(only, w, ","); for (i = 1; i <= n; i++) keep[w[i]] = 1 } $1 in keep')
+  [ -n "$CONFIGS" ] || { echo "run.sh: --only $ONLY: no such workload" >&2; exit 2; }
 fi
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/pfbench.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 results=$tmp/results   # workload|params|backend-label|median|unit|ratio
+handoffs=$tmp/handoffs # params|backend-label|cs|handoffs (pi-handoff, every run)
 
 field() {   # field KEY LINE
   printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
@@ -78,7 +94,7 @@ field() {   # field KEY LINE
 echo "pfbench: K=$K interleaved rounds, -d $D ms per run, backends: $(echo $BACKENDS)" \
      "${PEER:+std::atomic} ${BOOST:+boost::atomic} glibc"
 echo "(ratios are to $NATIVE measured in the same run; medians of $K)"
-printf '%-10s %-18s %-14s %14s %-12s %10s\n' workload params backend median unit "x native"
+printf '%-14s %-18s %-14s %14s %-12s %10s\n' workload params backend median unit "x native"
 
 echo "$CONFIGS" | while IFS='|' read -r wl params; do
   runners=$BACKENDS
@@ -107,6 +123,8 @@ echo "$CONFIGS" | while IFS='|' read -r wl params; do
       v=$(field value "$line")
       if [ -n "$v" ]; then
         echo "$b $v $(field unit "$line") $(field backend "$line")" >> "$tmp/cur"
+        h=$(field handoffs "$line")
+        [ -z "$h" ] || echo "${params:--}|$(field backend "$line")|$(field cs "$line")|$h" >> "$handoffs"
       else
         echo "run.sh: $wl $params under $b failed: $(cat "$tmp/err")" >&2
       fi
@@ -118,7 +136,7 @@ echo "$CONFIGS" | while IFS='|' read -r wl params; do
     vals=$(awk -v b="$b" '$1 == b { print $2 }' "$tmp/cur" | sort -g)
     n=$(printf '%s\n' "$vals" | grep -c .)
     if [ "$n" -eq 0 ]; then
-      printf '%-10s %-18s %-14s %14s\n' "$wl" "${params:--}" "$b" FAILED
+      printf '%-14s %-18s %-14s %14s\n' "$wl" "${params:--}" "$b" FAILED
       continue
     fi
     med=$(printf '%s\n' "$vals" | awk -v n="$n" '{ a[NR] = $1 } END { if (n % 2) print a[(n + 1) / 2]; else print (a[n / 2] + a[n / 2 + 1]) / 2 }')
@@ -130,7 +148,7 @@ echo "$CONFIGS" | while IFS='|' read -r wl params; do
     else
       ratio=-
     fi
-    printf '%-10s %-18s %-14s %14s %-12s %10s\n' "$wl" "${params:--}" "$label" "$med" "$unit" "$ratio"
+    printf '%-14s %-18s %-14s %14s %-12s %10s\n' "$wl" "${params:--}" "$label" "$med" "$unit" "$ratio"
     echo "$wl|${params:--}|$label|$med|$unit|$ratio" >> "$results"
   done
 done
@@ -139,14 +157,24 @@ echo "(ops_per_s, rounds_per_s: higher is better; us: lower is better)"
 # Derived ratios, each within one backend, from the medians above.
 if [ -s "$results" ]; then
   echo
-  echo "hash scaling (2 threads / 1 thread, distinct futexes):"
-  awk -F'|' '$1 == "hash" && $2 == "-t 1" { one[$3] = $4 } $1 == "hash" && $2 == "-t 2" { two[$3] = $4 }
-    END { for (b in one) if (b in two) printf "  %-14s %.2fx\n", b, two[b] / one[b] }' "$results" | sort
-  echo "cond-perf (requeue broadcast rounds/s / wake-all rounds/s):"
-  awk -F'|' '$1 == "cond-perf" { split($2, a, " "); n = a[2]
-      if ($2 ~ /wakeall/) w[n "|" $3] = $4; else if ($2 ~ /requeue/) r[n "|" $3] = $4 }
-    END { for (k in r) if (k in w) { split(k, p, "|"); printf "  n=%-4s %-14s %.2fx\n", p[1], p[2], r[k] / w[k] } }' \
-    "$results" | sort
+  if grep -q '^hash|' "$results"; then
+    echo "hash scaling (2 threads / 1 thread, distinct futexes):"
+    awk -F'|' '$1 == "hash" && $2 == "-t 1" { one[$3] = $4 } $1 == "hash" && $2 == "-t 2" { two[$3] = $4 }
+      END { for (b in one) if (b in two) printf "  %-14s %.2fx\n", b, two[b] / one[b] }' "$results" | sort
+  fi
+  if grep -q '^cond-perf|' "$results"; then
+    echo "cond-perf (requeue broadcast rounds/s / wake-all rounds/s):"
+    awk -F'|' '$1 == "cond-perf" { split($2, a, " "); n = a[2]
+        if ($2 ~ /wakeall/) w[n "|" $3] = $4; else if ($2 ~ /requeue/) r[n "|" $3] = $4 }
+      END { for (k in r) if (k in w) { split(k, p, "|"); printf "  n=%-4s %-14s %.2fx\n", p[1], p[2], r[k] / w[k] } }' \
+      "$results" | sort
+  fi
+  if [ -s "$handoffs" ]; then
+    echo "pi-handoff (unlocks that handed the lock over / locks taken, all $K runs):"
+    awk -F'|' '{ h[$1 "|" $2] += $4; c[$1 "|" $2] += $3 }
+      END { for (k in c) { split(k, p, "|"); printf "  %-18s %-14s %d / %d (%.2f%%)\n", p[1], p[2], h[k], c[k], 100 * h[k] / c[k] } }' \
+      "$handoffs" | sort
+  fi
 fi
 
 if [ "$LONG" = yes ] && [ -s "$results" ]; then
