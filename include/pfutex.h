@@ -71,8 +71,9 @@ extern "C" {
  * (256); for REQUEUE, CMP_REQUEUE and WAKE_OP the timeout slot carries val2
  * (cast it: (const struct timespec *)(uintptr_t)val2).  Names for the op
  * numbers are in <pfutex/linux.h>.  The PI ops (FUTEX_LOCK_PI ...
- * FUTEX_LOCK_PI2) go to the kernel on the native backend; under emulation
- * they fail with ENOSYS for now, as FUTEX_FD and unknown ops do. */
+ * FUTEX_LOCK_PI2) go to the kernel on the native backend and follow
+ * Linux's word protocol under emulation (see pfutex(3)).  FUTEX_FD and
+ * unknown ops fail with ENOSYS. */
 PFUTEX_API long pfutex(uint32_t *uaddr, int op, uint32_t val,
                        const struct timespec *timeout, uint32_t *uaddr2,
                        uint32_t val3);

@@ -30,8 +30,8 @@
  * load or a compare-and-swap; the word is probed writable first (EFAULT),
  * outside the locks.
  *
- * No priority is boosted: the ports' park calls have no priority
- * inheritance (doc/ports.md).
+ * No priority is boosted: no port's park call (futex, umtx, ulock,
+ * WaitOnAddress, SysV semaphores) offers priority inheritance.
  *
  * An owner that ends holding the lock: Linux hands it to the top waiter
  * when the owner exits, FUTEX_OWNER_DIED set (robust list or not).
@@ -49,7 +49,7 @@
 #define PF_FUTEX_OWNER_DIED 0x40000000u
 
 static int pf_pi_handoff_dead(struct pf_table *tab, const struct pf_key *key, uint32_t *uaddr,
-                              uint32_t tid, int od);
+                              uint32_t tid, int od, int only_queued);
 
 static int
 pf_pi_cas(uint32_t *uaddr, uint32_t old, uint32_t new)
@@ -183,7 +183,7 @@ pf_pi_poll_owner(void *arg)
   if (!owner || owner == p->tid || pf_os_tid_alive(owner))
     return;
   pf_crit_enter(&c);
-  (void)pf_pi_handoff_dead(p->tab, p->key, p->uaddr, owner, 1);
+  (void)pf_pi_handoff_dead(p->tab, p->key, p->uaddr, owner, 1, 1);
   pf_crit_exit(&c);
 }
 
@@ -504,14 +504,16 @@ pf_emu_pi(const struct pf_req *r, int cmd)
  * value), else nothing.  Inside a critical section; 0, or -errno. */
 static int
 pf_pi_handoff_dead(struct pf_table *tab, const struct pf_key *key, uint32_t *uaddr, uint32_t tid,
-                   int od)
+                   int od, int only_queued)
 {
   struct pf_wake_list list = { 0 };
   uint32_t idx = pf_key_bucket(tab, key);
+  pf_ref r;
   int ret;
   if ((ret = pf_bucket_lock(tab, idx)) < 0)
     return ret;
-  if ((ret = pf_bucket_ready_locked(tab, idx)) == 0)
+  if ((ret = pf_bucket_ready_locked(tab, idx)) == 0
+      && (!only_queued || pf_pi_top_locked(tab, idx, key, &r)))
     (void)pf_pi_handoff_dead_locked(tab, idx, key, uaddr, tid, od, &list);
   pf_bucket_unlock(tab, idx);
   pf_wake_list(&list);
@@ -519,7 +521,9 @@ pf_pi_handoff_dead(struct pf_table *tab, const struct pf_key *key, uint32_t *uad
 }
 
 /* The PI word uaddr's owner tid is exiting with it on its robust list
- * (src/robust.c): the hand-off above, FUTEX_OWNER_DIED set. */
+ * (src/robust.c): the hand-off above, FUTEX_OWNER_DIED set, to a locker
+ * of this process that used the private op if one is queued, else to a
+ * shared one (the kernel's PI state serves both). */
 int
 pf_emu_pi_owner_died(uint32_t *uaddr, uint32_t tid)
 {
@@ -528,11 +532,12 @@ pf_emu_pi_owner_died(uint32_t *uaddr, uint32_t tid)
   struct pf_table *tab;
   struct pf_crit c;
   int ret;
-  if ((ret = pf_key_make(uaddr, PF_F_SHARED, &key, &tab)) < 0)
-    return ret;
   pf_crit_enter(&c);
   pf_self_enter_fast((uintptr_t)&here);
-  ret = pf_pi_handoff_dead(tab, &key, uaddr, tid, 1);
+  if ((ret = pf_key_make(uaddr, 0, &key, &tab)) == 0)
+    (void)pf_pi_handoff_dead(tab, &key, uaddr, tid, 1, 1);
+  if ((ret = pf_key_make(uaddr, PF_F_SHARED, &key, &tab)) == 0)
+    ret = pf_pi_handoff_dead(tab, &key, uaddr, tid, 1, 0);
   pf_crit_exit(&c);
   return ret;
 }

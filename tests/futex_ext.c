@@ -882,9 +882,9 @@ rdie2_run(struct rdie2 *d, int blocker, uint32_t *bw)
   roles[1] = d->tid;
   memset((void *)&l, 0, sizeof l);
   memset((void *)&rw, 0, sizeof rw);
-  if (blocker == 1) {                 /* a PI locker of a */
+  if (blocker == 1 || blocker == 3) { /* a PI locker of a (3: the private op) */
     l.w = &d->a.word;
-    l.op = FUTEX_LOCK_PI;
+    l.op = blocker == 3 ? FUTEX_LOCK_PI_PRIVATE : FUTEX_LOCK_PI;
     if (pthread_create(&tl, NULL, locker_thread, &l) != 0)
       sysbail("pthread_create");
     while (!l.tid)
@@ -907,7 +907,7 @@ rdie2_run(struct rdie2 *d, int blocker, uint32_t *bw)
   if (blocker)
     pthread_join(tl, NULL);
   res(d->sret);
-  if (blocker == 1) {
+  if (blocker == 1 || blocker == 3) {
     res(l.ret);
     word(l.seen);
   } else if (blocker == 2) {
@@ -925,6 +925,16 @@ robust_pi_exit(void)
   d.a_pi = 1;
   d.a_self = 1;
   rdie2_run(&d, 1, NULL);
+}
+
+static void
+robust_pi_exit_private(void)
+{
+  static struct rdie2 d;
+  memset(&d, 0, sizeof d);
+  d.a_pi = 1;
+  d.a_self = 1;
+  rdie2_run(&d, 3, NULL);
 }
 
 static void
@@ -1007,6 +1017,7 @@ static const struct {
   { "robust: a thread exits holding two locks", robust_exit, 2 },
   { "robust: a thread exits holding a lock a thread waits on", robust_wake, 2 },
   { "robust: a PI owner exits with a locker blocked", robust_pi_exit, 2 },
+  { "robust: a PI owner exits with a private locker blocked", robust_pi_exit_private, 2 },
   { "robust: a PI owner exits, nobody queued (listed and pending)", robust_pi_noqueue, 2 },
   { "robust: a pending unlock (word 0) wakes a waiter; another's word untouched", robust_pending_zero, 2 },
   { "robust: a list that loops ends at the limit", robust_loop, 2 },
