@@ -28,7 +28,7 @@ pf_emu_init(const struct pf_port *port)
     .name = label, .init = pf_emu_init_##cname, .wait = pf_emu_wait,              \
     .wake = pf_emu_wake, .requeue = pf_emu_requeue, .wake_op = pf_emu_wake_op,    \
     .caps = PF_BE_EMU, .pi_req = pf_emu_pi, .robust_set = pf_emu_robust_set,      \
-    .robust_get = pf_emu_robust_get,                                              \
+    .robust_get = pf_emu_robust_get, .waitv = pf_emu_waitv,                       \
   };
 
 #ifdef PF_HAVE_PORT_FUTEX

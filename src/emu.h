@@ -88,6 +88,15 @@ struct pf_node {
  * in the low 30 bits. */
 #define PF_PI_LOCK 0x80000000u
 #define PF_PI_RQ   0x40000000u      /* a WAIT_REQUEUE_PI waiter, not yet requeued */
+#define PF_PI_VX   0xc0000000u      /* both: a futex_waitv member (src/waitv.c) */
+#define PF_PI_KIND 0xc0000000u
+/* A PI waiter of either kind (not a waitv member, not a plain waiter). */
+static inline int
+pf_node_is_pi(const struct pf_node *n)
+{
+  uint32_t k = n->pi & PF_PI_KIND;
+  return k == PF_PI_LOCK || k == PF_PI_RQ;
+}
 #define PF_PI_TID  0x3fffffffu
 
 static inline uint64_t
@@ -199,6 +208,13 @@ struct pf_waiter {
   volatile uintptr_t frame;        /* the owning wait's stack frame (thread.c); volatile:
                                       a handler of the owner reads it (wait.c (H)) */
   struct pf_parker parker;         /* the port's local half */
+  /* A futex_waitv (src/waitv.c): n is then the group's parker node, on no
+   * queue (QUEUED while armed; a waker of a member CASes it to WAKING
+   * under the member's bucket lock and unparks it, once); the members are
+   * the nodes of vx_n / 8 records taken from the pool, chained from vx. */
+  struct pf_thread *vx;
+  uint32_t vx_n;                   /* entries */
+  uint32_t vx_pushed;              /* members queued so far (0..vx_n) */
 };
 
 struct pf_thread {
@@ -210,6 +226,12 @@ struct pf_thread {
   int ephemeral;                   /* taken after the thread's key destructor ran:
                                       back to the pool when depth returns to 0 */
   struct pf_waiter nodes[PF_NEST_MAX];
+  /* A record lent to a futex_waitv for its members' nodes (src/waitv.c):
+   * the group's parker node and its reference (a member's waker rings
+   * it), the next lent record; NULL for a thread's own record. */
+  struct pf_node *vx_lead;
+  pf_ref vx_lead_ref;
+  struct pf_thread *vx_next;
 };
 /* The private table's node space: record r's level l is reference
  * r * PF_NEST_MAX + l + 1.  Records are made in chunks of PF_CHUNK listed
@@ -218,6 +240,13 @@ struct pf_thread {
 #define PF_CHUNK (1u << PF_CHUNK_BITS)
 #define PF_CHUNKS_MAX 1024                  /* 65536 threads waiting at once */
 extern struct pf_thread *volatile pf_chunks[PF_CHUNKS_MAX];
+static inline struct pf_thread *
+pf_thread_rec(pf_ref ref)
+{
+  uint32_t rec = (ref - 1) / PF_NEST_MAX;
+  struct pf_thread *chunk = pf_chunks[(rec >> PF_CHUNK_BITS) & (PF_CHUNKS_MAX - 1)];
+  return &chunk[rec & (PF_CHUNK - 1)];
+}
 static inline struct pf_node *
 pf_thread_node(pf_ref ref)
 {
@@ -256,6 +285,16 @@ pf_self_enter_fast(uintptr_t frame)
   if (PF_UNLIKELY(t && t->depth))
     pf_self_enter(frame);
 }
+/* Records lent to a futex_waitv for its members (src/waitv.c): from the
+ * pool (NULL: none left), and back. */
+struct pf_thread *pf_record_lend(void);
+void pf_record_return(struct pf_thread *t);
+/* A futex_waitv's end by another route (src/waitv.c), critical section
+ * held: detach (a handler of its thread calls pfutex: the group parker
+ * DETACHED and given its token), or abandon (its members off their queues,
+ * every token due collected, the records returned). */
+void pf_vx_detach(struct pf_waiter *w);
+void pf_vx_abandon(struct pf_waiter *w);
 /* End the wait at the top of t (w): back to IDLE, release an ephemeral
  * record. */
 void pf_self_pop(struct pf_thread *t, struct pf_waiter *w);
@@ -529,6 +568,13 @@ int pf_waiter_sleep_poll(struct pf_waiter *w, const struct pf_deadline *dl, int 
 void pf_wait_cancelled(void *arg);
 
 int pf_emu_wait(const struct pf_req *r);
+/* One park of w (the port's; in slices for a region: wait.c (R)). */
+int pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async);
+/* futex_waitv under emulation (src/waitv.c), raw arguments; the members
+ * found woken so far, in all (tests). */
+extern volatile AO_t pf_vx_woken_total;
+long pf_emu_waitv(struct pfutex_waitv *w, unsigned int nr, unsigned int flags,
+                  const struct timespec *timeout, int clockid);
 int pf_emu_wake(const struct pf_req *r);
 int pf_emu_requeue(const struct pf_req *r);
 int pf_emu_wake_op(const struct pf_req *r);

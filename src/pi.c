@@ -68,7 +68,8 @@ pf_pi_top_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, pf_re
   pf_ref r;
   pf_walk_start(&it, tab, b);
   while ((n = pf_walk_next(&it, &r)) != NULL) {
-    if (AO_int_load(&n->state) != PF_W_QUEUED || !pf_node_keyeq(n, k) || !(n->pi & PF_PI_LOCK))
+    if (AO_int_load(&n->state) != PF_W_QUEUED || !pf_node_keyeq(n, k)
+        || (n->pi & PF_PI_KIND) != PF_PI_LOCK)
       continue;
     if (tab->slots && tab->ops->reap(tab, b, n, r))
       continue;                           /* its process died */
@@ -384,7 +385,7 @@ pf_pi_cmp_requeue(const struct pf_req *r)
   ret = 0;
   if (!top)
     goto out_unlock;                                    /* nobody: 0 */
-  if (!(top->pi & PF_PI_RQ)) {
+  if ((top->pi & PF_PI_KIND) != PF_PI_RQ) {
     ret = -EINVAL;                                      /* a plain waiter */
     goto out_unlock;
   }
@@ -429,7 +430,7 @@ pf_pi_cmp_requeue(const struct pf_req *r)
       continue;
     if (t1->slots && t1->ops->reap(t1, b1, n, ref))
       continue;
-    if (!(n->pi & PF_PI_RQ) || t1 != t2) {
+    if ((n->pi & PF_PI_KIND) != PF_PI_RQ || t1 != t2) {
       ret = -EINVAL;                                    /* a plain waiter; another table */
       goto out_unlock;
     }

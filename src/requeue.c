@@ -62,7 +62,7 @@ pf_emu_requeue(const struct pf_req *r)
     struct pf_node *w;
     pf_walk_start(&it, t1, b1);
     while (moved < r->nr2 && (w = pf_walk_next(&it, &ref)) != NULL) {
-      if (AO_int_load(&w->state) != PF_W_QUEUED || !pf_node_keyeq(w, &k1) || w->pi)
+      if (AO_int_load(&w->state) != PF_W_QUEUED || !pf_node_keyeq(w, &k1) || pf_node_is_pi(w))
         continue;                                       /* (a PI waiter: src/pi.c) */
       if (t1->slots && t1->ops->reap(t1, b1, w, ref))
         continue;                                       /* its process died */

@@ -423,7 +423,7 @@ pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, u
   while (n < nr && (w = pf_walk_next(&it, &r)) != NULL) {
     if (AO_int_load(&w->state) != PF_W_QUEUED || !pf_node_keyeq(w, k))
       continue;                           /* (G) a detached node its owner will remove */
-    if (w->pi)
+    if (PF_UNLIKELY(w->pi) && pf_node_is_pi(w))
       return -EINVAL;                     /* a PI waiter (src/pi.c): Linux's futex_wake
                                              answers EINVAL there, those before it woken */
     if (!(w->bitset & mask))
@@ -453,6 +453,20 @@ pf_node_wake_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *w
   AO_int_store(&w->state, PF_W_WAKING);
   pf_node_uncount_locked(b, w);
   PF_CRASH("wake_marked");
+  if (PF_UNLIKELY((w->pi & PF_PI_KIND) == PF_PI_VX) && !tab->slots) {
+    /* A futex_waitv member (src/waitv.c): counted here, as Linux counts
+     * each woken entry; its group's parker is rung once, by whoever
+     * moves it from QUEUED first, under this lock (its waiter takes every
+     * member off under their locks before it looks at the parker). */
+    struct pf_thread *rec = pf_thread_rec(r);
+    struct pf_node *lead = rec->vx_lead;
+    l->n++;
+    if (!lead || !AO_int_compare_and_swap_full(&lead->state, PF_W_QUEUED, PF_W_WAKING))
+      return;
+    w = lead;
+    r = rec->vx_lead_ref;
+    l->n--;                             /* (counted above: the parker is no waiter) */
+  }
   w->wake_next = 0;
   if (l->tail)
     l->tail->wake_next = r;
@@ -467,7 +481,7 @@ void
 pf_wake_list(struct pf_wake_list *l)
 {
   pf_ref r = l->head;
-  int left = l->n;
+  int left = l->n;                           /* (a waitv's members: more than chained) */
   while (r && left-- > 0) {
     struct pf_node *w = pf_node_get(l->tab, r);
     if (!w)

@@ -155,6 +155,25 @@ pf_pool_give(struct pf_thread *t)
 }
 
 struct pf_thread *
+pf_record_lend(void)
+{
+  struct pf_thread *t = pf_pool_take();
+  if (t) {
+    t->vx_lead = NULL;
+    t->vx_next = NULL;
+  }
+  return t;
+}
+
+void
+pf_record_return(struct pf_thread *t)
+{
+  t->vx_lead = NULL;
+  t->vx_next = NULL;
+  pf_pool_give(t);
+}
+
+struct pf_thread *
 pf_self_peek(void)
 {
   return pf_self;
@@ -216,6 +235,10 @@ pf_waiter_abandon(struct pf_waiter *w)
   uint32_t st;
   if (!w->tab)
     return;
+  if (PF_UNLIKELY(w->vx_n != 0)) {
+    pf_vx_abandon(w);                     /* a futex_waitv (src/waitv.c) */
+    return;
+  }
   st = AO_int_load(&n->state);
   if (st != PF_W_IDLE && pf_waiter_dequeue(w, PF_W_GONE, 1))
     st = PF_W_GONE;
@@ -295,7 +318,9 @@ pf_self_enter(uintptr_t frame)
        * running the handler.  Take it off and give it its token, so its
        * park ends at once; it then restarts or fails with EINTR.  The waits
        * below it were detached when it started. */
-      if (w->tab && pf_waiter_dequeue(w, PF_W_DETACHED, 0))
+      if (PF_UNLIKELY(w->vx_n != 0))
+        pf_vx_detach(w);                  /* a futex_waitv (src/waitv.c) */
+      else if (w->tab && pf_waiter_dequeue(w, PF_W_DETACHED, 0))
         pf_emu_port->unpark(&w->node->park, w->tab->slots != NULL);
       return;
     }

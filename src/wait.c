@@ -211,7 +211,7 @@ pf_port_park(struct pf_waiter *w, int shared, const struct pf_deadline *dl, int 
 }
 
 /* One park of w: the port's, in slices for a region (R). */
-static int
+int
 pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async)
 {
   int shared = w->tab->slots != NULL;
@@ -513,7 +513,7 @@ pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_k
   /* A WAIT_REQUEUE_PI waiter woken without the PI lock (a plain wake of
    * its word: CMP_REQUEUE_PI makes it a PF_PI_LOCK waiter): EAGAIN, as
    * Linux's. */
-  if (ret == 0 && r->pi && !(n->pi & PF_PI_LOCK))
+  if (ret == 0 && r->pi && (n->pi & PF_PI_KIND) != PF_PI_LOCK)
     ret = -EAGAIN;
   pthread_cleanup_pop(0);
   pf_self_pop(t, w);

@@ -260,6 +260,15 @@ wv_entries(void)
   wv_fill(3, 0);
   wv[2].uaddr = 0;
   res(c_waitv(wv, 3, 0, &past, CLOCK_MONOTONIC));
+}
+
+/* An unmapped private word: the kernel's EFAULT.  Emulation does not
+ * detect unmapped pages for a wait's word (tests/kernel_diff skips its
+ * cases too): a wait on one is the caller's bug there. */
+static void
+wv_unmapped(void)
+{
+  struct timespec past = abs_in(PFUTEX_CLOCK_MONOTONIC, -1000000);
   wv_fill(3, PFUTEX2_PRIVATE);
   wv[0].uaddr = (uintptr_t)unmapped;
   res(c_waitv(wv, 3, 0, &past, CLOCK_MONOTONIC));
@@ -1000,6 +1009,7 @@ static const struct {
 } cases[] = {
   { "waitv: argument errors", wv_args, 0 },
   { "waitv: entry errors", wv_entries, 0 },
+  { "waitv: an unmapped private word", wv_unmapped, 4 },
   { "waitv: values and timeouts", wv_values, 0 },
   { "waitv: a wake of one word of three (private)", wv_wake_private, 0 },
   { "waitv: a wake of one word of three (shared)", wv_wake_shared, 0 },
@@ -1038,25 +1048,9 @@ main(void)
   if (shm == MAP_FAILED || unmapped == MAP_FAILED)
     sysbail("mmap");
   munmap(unmapped, 4096);
-  if (pft_backend_is_emu()) {
-    /* not emulated yet: ENOSYS, nothing touched */
-    uint32_t w = 0, w2 = 0;
-    struct pfutex_waitv v = { 0, (uintptr_t)&w, PFUTEX2_SIZE_U32 | PFUTEX2_PRIVATE, 0 };
-    struct robust_list_head *h;
-    size_t len;
-    int e;
-    long r;
-    via = 1;
-    r = pfutex_waitv(&v, 1, 0, NULL, 0);
-    e = errno;
-    ok(r == -1 && e == ENOSYS, "%s: pfutex_waitv answers ENOSYS (not emulated yet)", be);
-    (void)w2;
-    (void)h;
-    (void)len;
-  }
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-    if (pft_backend_is_emu() && cases[i].kind == 0) {
-      skip("%s: not emulated yet (issue 19)", cases[i].name);
+    if (pft_backend_is_emu() && cases[i].kind == 4) {
+      skip("%s: emulation does not detect unmapped pages for a wait's word", cases[i].name);
       continue;
     }
     both(cases[i].name, cases[i].fn);
