@@ -22,11 +22,8 @@
  *          locks (one listed, one as list_op_pending): both get
  *          FUTEX_OWNER_DIED, a waiter is woken.
  *
- * Under emulation the PI lock ops (LOCK_PI, LOCK_PI2, TRYLOCK_PI,
- * UNLOCK_PI) are compared with the kernel the same way; futex_waitv,
- * the requeue-PI pair and robust lists are not emulated yet: each must
- * fail with ENOSYS (no crash, no wrong answer), and their scenarios are
- * skipped saying so.  Where the kernel lacks a call (qemu-user has no futex2), the
+ * Every backend runs every scenario (under emulation an unmapped word of
+ * a wait is the caller's bug, as in tests/kernel_diff: skipped).  Where the kernel lacks a call (qemu-user has no futex2), the
  * reference's ENOSYS must be pfutex's too on the native backend. */
 #ifndef _GNU_SOURCE
 # define _GNU_SOURCE 1
