@@ -24,38 +24,6 @@
  * catch it.  Sizes are small enough for every backend. */
 #ifdef _WIN32
 #include "basic.h"
-/* 5: a worker that may die holding the lock. */
-static void
-pm_killer(int idx)
-{
-  long i;
-  unsigned int seed = (unsigned int)getpid() * 7919u + (unsigned int)idx;
-  for (i = 0; i < PM_KITERS; i++) {
-    uint32_t w;
-    if (pi_mutex_lock(&sh->m, 1) != 0) {
-      __atomic_fetch_add(&sh->errs, 1, __ATOMIC_RELAXED);
-      continue;
-    }
-    w = __atomic_load_n(&sh->m.word, __ATOMIC_RELAXED);
-    if (w & FUTEX_OWNER_DIED) {                 /* recovered: make it consistent */
-      sh->od_seen++;
-      __atomic_fetch_and(&sh->m.word, ~(uint32_t)FUTEX_OWNER_DIED, __ATOMIC_RELAXED);
-    }
-    pm_critical();
-    if (sh->deaths < PM_DEATHS && rand_r(&seed) % 200 == 0
-        && (__atomic_load_n(&sh->m.word, __ATOMIC_RELAXED) & FUTEX_WAITERS)) {
-      /* a locker is queued: the kernel hands the lock over at our exit
-       * (with nobody queued a PI owner's death needs a robust list: the
-       * next locker gets ESRCH, on Linux as here) */
-      sh->deaths++;                             /* under the lock: counted once */
-      kill(getpid(), SIGKILL);
-    }
-    if (pi_mutex_unlock(&sh->m, 1) != 0)
-      __atomic_fetch_add(&sh->errs, 1, __ATOMIC_RELAXED);
-  }
-  __atomic_fetch_add(&sh->finished, 1, __ATOMIC_RELAXED);
-}
-
 int
 main(void)
 {
