@@ -49,6 +49,16 @@ static volatile long ws_idx, ws_again, ws_timedout, ws_long_timeouts, ws_other, 
 static volatile long ws_signals;
 static int ws_last_errno;
 
+/* A small generator of our own (rand_r is not everywhere). */
+static unsigned int
+ws_rand(unsigned int *s)
+{
+  *s ^= *s << 13;
+  *s ^= *s >> 17;
+  *s ^= *s << 5;
+  return *s >> 1;
+}
+
 static void
 ws_handler(int sig)
 {
@@ -63,7 +73,7 @@ ws_waiter(void *arg)
   unsigned int seed = (unsigned int)(uintptr_t)arg * 2654435761u + 1;
   while (!__atomic_load_n(&ws_stop, __ATOMIC_ACQUIRE)) {
     struct timespec t;
-    int i, shortt = rand_r(&seed) % 4 == 0;
+    int i, shortt = ws_rand(&seed) % 4 == 0;
     long r;
     for (i = 0; i < PF_WS_WORDS; i++) {
       v[i].uaddr = (uintptr_t)&words[i];
@@ -72,7 +82,7 @@ ws_waiter(void *arg)
       v[i].__reserved = 0;
     }
     clock_gettime(CLOCK_MONOTONIC, &t);
-    pft_timespec_add_ns(&t, shortt ? (long long)(rand_r(&seed) % 300) * 1000 : 1000000000LL);
+    pft_timespec_add_ns(&t, shortt ? (long long)(ws_rand(&seed) % 300) * 1000 : 1000000000LL);
     r = pfutex_waitv(v, PF_WS_WORDS, 0, &t, PFUTEX_CLOCK_MONOTONIC);
     if (r >= 0 && r < PF_WS_WORDS) {
       struct timespec now;
@@ -102,13 +112,13 @@ ws_waker(void *arg)
 {
   unsigned int seed = (unsigned int)(uintptr_t)arg * 40503u + 7;
   while (!__atomic_load_n(&ws_stop, __ATOMIC_ACQUIRE)) {
-    int i = rand_r(&seed) % PF_WS_WORDS, n;
+    int i = ws_rand(&seed) % PF_WS_WORDS, n;
     __atomic_fetch_add(&words[i], 1, __ATOMIC_RELEASE);
     n = pfutex_wake(&words[i], PFUTEX_BITSET_MATCH_ANY, 1,
                     (ws_flags & PFUTEX2_PRIVATE) ? PFUTEX_PRIVATE : 0);
     if (n > 0)
       __atomic_fetch_add(&ws_wakes, n, __ATOMIC_RELAXED);
-    if (rand_r(&seed) % 64 == 0)
+    if (ws_rand(&seed) % 64 == 0)
       sched_yield();
   }
   return NULL;
@@ -138,8 +148,10 @@ ws_run(const char *what, double secs, int signals)
   end = pft_now_ns() + (long long)(secs * 1e9);
   while (pft_now_ns() < end) {
     usleep(5000);
+#ifdef SIGUSR1
     if (signals)
       pthread_kill(w[rand() % PF_WS_WAITERS], SIGUSR1);
+#endif
   }
   for (i = 0; i < PF_WS_WAKERS; i++) {
     if (i == 0)
@@ -202,10 +214,14 @@ main(void)
   if (pfutex_waitv(&v, 1, 0, NULL, 0) == -1 && errno == ENOSYS)
     skip_all("futex_waitv answers ENOSYS here (%s: %s)", pfutex_backend(),
              pft_emulator() ? pft_emulator() : "the kernel lacks it");
-  pft_install(SIGUSR1, ws_handler, SA_RESTART);
   ws_flags = PFUTEX2_PRIVATE;
   ws_run("private", secs, 0);
+#ifdef SIGUSR1
+  pft_install(SIGUSR1, ws_handler, SA_RESTART);
   ws_run("private, signals", secs, 1);
+#else
+  (void)ws_handler;
+#endif
   ws_flags = 0;
   ws_run("shared", secs, 0);
   return 0;
