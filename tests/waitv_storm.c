@@ -45,6 +45,7 @@
 static uint32_t words[PF_WS_WORDS];
 static unsigned int ws_flags;             /* PFUTEX2_PRIVATE or 0 */
 static volatile int ws_stop;
+static volatile int ws_out[PF_WS_WAITERS + 1];     /* a waiter has left its loop */
 static volatile long ws_idx, ws_again, ws_timedout, ws_long_timeouts, ws_other, ws_wakes;
 static volatile long ws_signals;
 static int ws_last_errno;
@@ -104,6 +105,7 @@ ws_waiter(void *arg)
       __atomic_fetch_add(&ws_other, 1, __ATOMIC_RELAXED);
     }
   }
+  __atomic_store_n(&ws_out[(uintptr_t)arg], 1, __ATOMIC_RELEASE);
   return NULL;
 }
 
@@ -132,6 +134,7 @@ ws_run(const char *what, double secs, int signals)
   int i;
   long before = 0, members = 0;
   memset(words, 0, sizeof words);
+  memset((void *)ws_out, 0, sizeof ws_out);
   ws_stop = 0;
   ws_idx = ws_again = ws_timedout = ws_long_timeouts = ws_other = ws_wakes = ws_signals = 0;
 #ifdef PF_HAVE_EMU
@@ -163,8 +166,10 @@ ws_run(const char *what, double secs, int signals)
     for (;;) {
       int j, n;
       struct timespec ts;
-      if (pthread_tryjoin_np(w[i], NULL) == 0)
+      if (__atomic_load_n(&ws_out[i + 1], __ATOMIC_ACQUIRE)) {
+        pthread_join(w[i], NULL);
         break;
+      }
       for (j = 0; j < PF_WS_WORDS; j++) {
         __atomic_fetch_add(&words[j], 1, __ATOMIC_RELEASE);
         n = pfutex_wake(&words[j], PFUTEX_BITSET_MATCH_ANY, PF_WS_WAITERS,
