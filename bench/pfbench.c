@@ -35,6 +35,24 @@
  *              equal the locks taken (cs=); -a same|split as pp;
  *              csw_per_cs: context switches per critical section;
  *              critical sections (hand-offs)/s
+ *   waitv-mismatch  one thread, pfutex_waitv on -n N private words
+ *              (default 8) whose last value differs: EAGAIN at once, the
+ *              cost of the call's checks; each call's EAGAIN is checked;
+ *              calls/s
+ *   waitv-pp   ping-pong: thread A waits with pfutex_waitv on -n N private
+ *              words (default 4; at most PFUTEX_WAITV_MAX), their values
+ *              read before it passes the turn; B waits until A has
+ *              announced its waitv (spinning, then yielding, as pi-handoff:
+ *              on one CPU A then sleeps in it), changes word r % N of round
+ *              r and wakes it with pfutex_wake(1); A, woken, wakes B through
+ *              a plain word (pfutex_wait/pfutex_wake, as pp).  The index
+ *              returned must be the word B woke (exit 2 otherwise); a round
+ *              whose waitv found B's word changed already is an EAGAIN
+ *              (eagain=), and B's wakes that found A (woken=) must equal
+ *              the indices returned (exit 2 otherwise).  A starts a round
+ *              only after B's wake has returned (a late wake would hit A's
+ *              next waitv).  -a same: both on CPU 0, -a split: A on 0, B on
+ *              1; csw_per_rt: context switches per round trip; round trips/s
  *   -x         (hash, wake-none, pp) the words are in a shared region
  *              (pfutex_region_anon) and the ops are shared (no private
  *              flag): under the native backend the kernel's shared futexes,
@@ -976,12 +994,239 @@ run_pi_handoff(void)
          cs / (t1 - t0));
 }
 
+/* ---- waitv-mismatch and waitv-pp: pfutex_waitv, private words -------- */
+static int
+waitv_nr(const char *workload, int dflt)
+{
+  int N = opt_n > 0 ? opt_n : dflt;
+  if (N > PFUTEX_WAITV_MAX) {
+    fprintf(stderr, "pfbench: %s: -n at most %d\n", workload, PFUTEX_WAITV_MAX);
+    exit(2);
+  }
+  if (opt_region) {
+    fprintf(stderr, "pfbench: %s: no -x (a region's word is EINVAL under emulation)\n",
+            workload);
+    exit(2);
+  }
+  return N;
+}
+
+/* N words, 0, spaced 4 apart (16 bytes, as hash's), and their entries in
+ * wv (val 0). */
+static uint32_t *
+waitv_words(int N, struct pfutex_waitv *wv)
+{
+  uint32_t *words = aligned_alloc(CACHELINE, ((size_t)N * 16 + CACHELINE - 1)
+                                                 / CACHELINE * CACHELINE);
+  int i;
+  if (!words)
+    die("aligned_alloc");
+  for (i = 0; i < N; i++) {
+    words[i * 4] = 0;
+    memset(&wv[i], 0, sizeof wv[i]);
+    wv[i].uaddr = (uintptr_t)&words[i * 4];
+    wv[i].flags = PFUTEX2_SIZE_U32 | PFUTEX2_PRIVATE;
+  }
+  return words;
+}
+
+/* One thread, every word but the last holding its value: the call checks
+ * all N entries and fails with EAGAIN (the kernel queues the first N - 1
+ * and takes them off again). */
+static void
+run_waitv_mismatch(void)
+{
+  int N = waitv_nr("waitv-mismatch", 8), i;
+  struct pfutex_waitv wv[PFUTEX_WAITV_MAX];
+  unsigned long n = 0;
+  double t0, t1, end;
+  (void)waitv_words(N, wv);
+  wv[N - 1].val = 1;                        /* the word holds 0 */
+  t0 = now();
+  end = t0 + opt_ms / 1000.0;
+  do {
+    for (i = 0; i < 256; i++)
+      if (pfutex_waitv(wv, N, 0, NULL, 0) != -1 || errno != EAGAIN)
+        die("waitv-mismatch: pfutex_waitv did not fail with EAGAIN");
+    n += 256;
+  } while ((t1 = now()) < end);
+  printf("workload=waitv-mismatch backend=%s threads=1 n=%d value=%.0f unit=ops_per_s\n",
+         backend_name, N, n / (t1 - t0));
+}
+
+/* waitv-pp: A (the waitv side) and B (the waker). */
+static struct {
+  uint32_t *words;
+  struct pfutex_waitv wv[PFUTEX_WAITV_MAX];
+  int n, cpu_a, cpu_b;
+  pthread_t a, b;
+  unsigned long rounds, indexed, eagain, woken;
+  double t;
+} vp;
+static uint32_t vp_ball __attribute__((aligned(CACHELINE)));   /* 1: B's turn */
+static unsigned long vp_done __attribute__((aligned(CACHELINE)));  /* B's rounds, wake returned */
+static int vp_want __attribute__((aligned(CACHELINE)));   /* A: about to call, or in, the waitv */
+static int vp_stop __attribute__((aligned(CACHELINE)));
+
+/* Spin, then yield, until *flag is set (or the run stops): on one CPU the
+ * yield lets the other thread run into its call and sleep. */
+static void
+await_flag(const int *flag, const int *stop)
+{
+  int i;
+  for (i = 0; !__atomic_load_n(flag, __ATOMIC_SEQ_CST)
+              && !__atomic_load_n(stop, __ATOMIC_ACQUIRE); i++) {
+    if (i < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+      __asm__ __volatile__("pause");
+#endif
+    } else {
+      sched_yield();
+    }
+  }
+}
+
+static void
+vp_fail(unsigned long round, const char *what, long got)
+{
+  fprintf(stderr, "pfbench: waitv-pp: round %lu: %s (got %ld, B woke word %lu of %d)\n",
+          round, what, got, round % vp.n, vp.n);
+  exit(2);
+}
+
+static void *
+vp_waker(void *arg)
+{
+  const int N = vp.n;
+  unsigned long r = 0, woken = 0;
+  int w;
+  (void)arg;
+  pin_self(vp.cpu_b);
+  pthread_barrier_wait(&start_barrier);
+  for (;;) {
+    await_turn(&vp_ball, 1);
+    if (__atomic_load_n(&vp_stop, __ATOMIC_ACQUIRE))
+      break;
+    __atomic_store_n(&vp_ball, 0, __ATOMIC_SEQ_CST);
+    await_flag(&vp_want, &vp_stop);
+    __atomic_store_n(&vp_want, 0, __ATOMIC_SEQ_CST);
+    __atomic_add_fetch(&vp.words[(r % N) * 4], 1, __ATOMIC_SEQ_CST);
+    if ((w = pfutex_wake(&vp.words[(r % N) * 4], ANY, 1, PRIV)) < 0)
+      die("waitv-pp: pfutex_wake");
+    woken += w;
+    __atomic_store_n(&vp_done, ++r, __ATOMIC_RELEASE);
+  }
+  vp.woken = woken;
+  return NULL;
+}
+
+static void *
+vp_waiter(void *arg)
+{
+  const int N = vp.n;
+  struct pfutex_waitv wv[PFUTEX_WAITV_MAX];
+  unsigned long r = 0, indexed = 0, eagain = 0;
+  double t0, t1;
+  long ret;
+  int i, j, k;
+  (void)arg;
+  memcpy(wv, vp.wv, N * sizeof wv[0]);
+  pin_self(vp.cpu_a);
+  pthread_barrier_wait(&start_barrier);
+  t0 = now();
+  do {
+    for (i = 0; i < 256; i++, r++) {
+      k = (int)(r % N);
+      for (j = 0; j < N; j++)               /* the current values, before B's turn */
+        wv[j].val = __atomic_load_n(&vp.words[j * 4], __ATOMIC_SEQ_CST);
+      pass_to(&vp_ball, 1);
+      __atomic_store_n(&vp_want, 1, __ATOMIC_SEQ_CST);
+      ret = pfutex_waitv(wv, N, 0, NULL, 0);
+      if (ret >= 0) {
+        if (ret != k)
+          vp_fail(r, "pfutex_waitv returned another index", ret);
+        indexed++;
+      } else if (errno == EAGAIN) {
+        if (__atomic_load_n(&vp.words[k * 4], __ATOMIC_SEQ_CST) == (uint32_t)wv[k].val)
+          vp_fail(r, "EAGAIN, but B's word holds its value", -1);
+        eagain++;
+      } else {
+        die("waitv-pp: pfutex_waitv");
+      }
+      /* B's wake must have returned before the next waitv queues */
+      for (j = 0; __atomic_load_n(&vp_done, __ATOMIC_ACQUIRE) != r + 1; j++) {
+        if (j < 64) {
+#if defined(__x86_64__) || defined(__i386__)
+          __asm__ __volatile__("pause");
+#endif
+        } else {
+          sched_yield();
+        }
+      }
+    }
+  } while ((t1 = now()) < deadline);
+  vp.rounds = r;
+  vp.indexed = indexed;
+  vp.eagain = eagain;
+  vp.t = t1 - t0;
+  return NULL;
+}
+
+static void
+run_waitv_pp(void)
+{
+  int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN), same = 0, split = 0, e;
+  struct rusage ru0, ru1;     /* context switches per round trip */
+  struct timespec limit;
+  vp.n = waitv_nr("waitv-pp", 4);
+  if (ncpu < 1)
+    ncpu = 1;
+  if (opt_affinity && !(same = strcmp(opt_affinity, "same") == 0)
+      && !(split = strcmp(opt_affinity, "split") == 0)) {
+    fprintf(stderr, "pfbench: -a same|split\n");
+    exit(2);
+  }
+  vp.words = waitv_words(vp.n, vp.wv);
+  vp.cpu_a = same ? 0 : split ? 0 : -1;
+  vp.cpu_b = same ? 0 : split ? 1 % ncpu : -1;
+  pthread_barrier_init(&start_barrier, NULL, 3);
+  spawn(&vp.b, vp_waker, NULL);
+  spawn(&vp.a, vp_waiter, NULL);
+  getrusage(RUSAGE_SELF, &ru0);
+  deadline = now() + opt_ms / 1000.0;
+  pthread_barrier_wait(&start_barrier);
+  /* a lost wake leaves A asleep for good: fail rather than hang */
+  clock_gettime(CLOCK_REALTIME, &limit);
+  limit.tv_sec += opt_ms / 1000 + 10;
+  if ((e = pthread_timedjoin_np(vp.a, NULL, &limit)) != 0) {
+    fprintf(stderr, "pfbench: waitv-pp: the waitv side still running 10 s past its time"
+            " (%s): a lost wake? B finished %lu rounds\n", strerror(e),
+            __atomic_load_n(&vp_done, __ATOMIC_ACQUIRE));
+    exit(2);
+  }
+  getrusage(RUSAGE_SELF, &ru1);
+  __atomic_store_n(&vp_stop, 1, __ATOMIC_RELEASE);
+  pass_to(&vp_ball, 1);
+  pthread_join(vp.b, NULL);
+  if (vp.woken != vp.indexed) {
+    fprintf(stderr, "pfbench: waitv-pp: B's wakes found %lu waiters, pfutex_waitv returned"
+            " an index %lu times (%lu EAGAIN, %lu rounds)\n", vp.woken, vp.indexed,
+            vp.eagain, vp.rounds);
+    exit(2);
+  }
+  printf("workload=waitv-pp backend=%s n=%d affinity=%s rounds=%lu woken=%lu eagain=%lu"
+         " csw_per_rt=%.2f value=%.0f unit=ops_per_s\n", backend_name, vp.n,
+         opt_affinity ? opt_affinity : "any", vp.rounds, vp.indexed, vp.eagain,
+         (double)(ru1.ru_nvcsw + ru1.ru_nivcsw - ru0.ru_nvcsw - ru0.ru_nivcsw) / vp.rounds,
+         vp.rounds / vp.t);
+}
+
 static void
 usage(void)
 {
   fprintf(stderr, "usage: pfbench --backends\n"
                   "       pfbench hash|wake-none|wake|wake-parallel|requeue|pp|cond-perf|\n"
-                  "               pi-uncontended|pi-handoff\n"
+                  "               pi-uncontended|pi-handoff|waitv-mismatch|waitv-pp\n"
                   "               [-t T] [-n N] [-w W] [-f F] [-v wakeall|requeue|glibc]\n"
                   "               [-a same|split] [-s] [-x] [-d MS] [-m] [-P [-r R]]\n");
   exit(2);
@@ -1049,6 +1294,10 @@ main(int argc, char **argv)
     run_pi_uncontended();
   } else if (strcmp(wl, "pi-handoff") == 0) {
     run_pi_handoff();
+  } else if (strcmp(wl, "waitv-mismatch") == 0) {
+    run_waitv_mismatch();
+  } else if (strcmp(wl, "waitv-pp") == 0) {
+    run_waitv_pp();
   } else {
     usage();
   }

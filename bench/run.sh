@@ -7,7 +7,8 @@
 # when gnuplot is installed) next to pfbench.
 # -b: these backends (names as pfbench --backends prints them) instead of
 # every compiled one; --only: just the configurations of these workloads
-# (e.g. --only pi-uncontended,pi-handoff), the same interleaving and ratios.
+# (e.g. --only pi-uncontended,pi-handoff or --only waitv-mismatch,waitv-pp),
+# the same interleaving and ratios.
 # Peers, where the workload fits: peer_atomic (C++20 std::atomic wait/
 # notify, libstdc++) and peer_boost (Boost.Atomic) beside pfbench join pp and
 # wake-none; glibc's pthread_cond_broadcast/pthread_mutex ("glibc", pfbench
@@ -53,7 +54,10 @@ wake-none|-t 1 -x
 pp|-a same -x
 pi-uncontended|
 pi-handoff|-a same
-pi-handoff|"
+pi-handoff|
+waitv-mismatch|
+waitv-pp|-a same
+waitv-pp|-n 64 -a same"
 if [ "$LONG" = yes ]; then
   CONFIGS="$SHORT
 hash|-t 4
@@ -72,7 +76,11 @@ cond-perf|-n 16 -v wakeall
 cond-perf|-n 16 -v requeue
 cond-perf|-n 200 -v wakeall
 cond-perf|-n 200 -v requeue
-pi-handoff|-a split"
+pi-handoff|-a split
+waitv-mismatch|-n 64
+waitv-pp|
+waitv-pp|-a split
+waitv-pp|-n 64 -a split"
 else
   CONFIGS=$SHORT
 fi
@@ -86,6 +94,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/pfbench.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT INT TERM
 results=$tmp/results   # workload|params|backend-label|median|unit|ratio
 handoffs=$tmp/handoffs # params|backend-label|cs|handoffs (pi-handoff, every run)
+vwoken=$tmp/vwoken     # params|backend-label|rounds|woken (waitv-pp, every run)
 
 field() {   # field KEY LINE
   printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
@@ -125,6 +134,8 @@ echo "$CONFIGS" | while IFS='|' read -r wl params; do
         echo "$b $v $(field unit "$line") $(field backend "$line")" >> "$tmp/cur"
         h=$(field handoffs "$line")
         [ -z "$h" ] || echo "${params:--}|$(field backend "$line")|$(field cs "$line")|$h" >> "$handoffs"
+        h=$(field woken "$line")
+        [ -z "$h" ] || echo "${params:--}|$(field backend "$line")|$(field rounds "$line")|$h" >> "$vwoken"
       else
         echo "run.sh: $wl $params under $b failed: $(cat "$tmp/err")" >&2
       fi
@@ -174,6 +185,12 @@ if [ -s "$results" ]; then
     awk -F'|' '{ h[$1 "|" $2] += $4; c[$1 "|" $2] += $3 }
       END { for (k in c) { split(k, p, "|"); printf "  %-18s %-14s %d / %d (%.2f%%)\n", p[1], p[2], h[k], c[k], 100 * h[k] / c[k] } }' \
       "$handoffs" | sort
+  fi
+  if [ -s "$vwoken" ]; then
+    echo "waitv-pp (rounds whose waitv was woken, the rest EAGAIN / rounds, all $K runs):"
+    awk -F'|' '{ h[$1 "|" $2] += $4; c[$1 "|" $2] += $3 }
+      END { for (k in c) { split(k, p, "|"); printf "  %-18s %-14s %d / %d (%.2f%%)\n", p[1], p[2], h[k], c[k], 100 * h[k] / c[k] } }' \
+      "$vwoken" | sort
   fi
 fi
 
