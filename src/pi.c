@@ -535,7 +535,7 @@ pf_emu_pi_owner_died(uint32_t *uaddr, uint32_t tid)
   int ret;
   pf_crit_enter(&c);
   pf_self_enter_fast((uintptr_t)&here);
-  if ((ret = pf_key_make(uaddr, 0, &key, &tab)) == 0)
+  if (pf_key_make(uaddr, 0, &key, &tab) == 0)
     (void)pf_pi_handoff_dead(tab, &key, uaddr, tid, 1, 1);
   if ((ret = pf_key_make(uaddr, PF_F_SHARED, &key, &tab)) == 0)
     ret = pf_pi_handoff_dead(tab, &key, uaddr, tid, 1, 0);
