@@ -57,6 +57,7 @@ main(void)
 
 /* One run: via 0 the kernel, 1 pfutex. */
 static int via;
+static char *unmapped;       /* a page that is not mapped */
 
 static long
 rk(long r)
@@ -81,7 +82,8 @@ c_waitv(struct pfutex_waitv *w, unsigned int nr, unsigned int flags, const struc
   if (via == 0) {
     struct { int64_t tv_sec, tv_nsec; } k;      /* struct __kernel_timespec */
     const void *kt = t;
-    if (t && sizeof t->tv_sec < sizeof k.tv_sec && (uintptr_t)t >= 4096) {
+    if (t && sizeof t->tv_sec < sizeof k.tv_sec && (uintptr_t)t >= 4096
+        && (const void *)t != (const void *)unmapped) {   /* (that one faults in the kernel) */
       k.tv_sec = t->tv_sec;
       k.tv_nsec = t->tv_nsec;
       kt = &k;
@@ -196,7 +198,6 @@ both(const char *name, void (*fn)(void))
 
 /* ---- Memory ----------------------------------------------------------------------------- */
 static uint32_t *shm;        /* a shared page */
-static char *unmapped;       /* a page that is not mapped */
 
 static struct timespec
 abs_in(int clk, long long ns)
@@ -1046,6 +1047,14 @@ main(void)
     sysbail("mmap");
   munmap(unmapped, 4096);
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    if (pft_emulator() && (cases[i].kind == 1 || cases[i].kind == 3)) {
+      /* qemu-user passes the PI ops to the host with its own idea of the
+       * threads: its answers for PI words other threads hold are no
+       * reference (seen on armhf: hand-offs and timeouts differ) */
+      skip("%s: under %s the kernel's PI ops are the emulator's: no reference", cases[i].name,
+           pft_emulator());
+      continue;
+    }
     if (pft_backend_is_emu() && cases[i].kind == 4) {
       skip("%s: emulation does not detect unmapped pages for a wait's word", cases[i].name);
       continue;
