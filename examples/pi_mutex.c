@@ -128,7 +128,7 @@ pm_threads(const char *what)
 }
 
 struct pm_hold {
-  volatile int held, release;
+  int held, release;
 };
 
 static void *
@@ -137,8 +137,8 @@ pm_holder(void *arg)
   struct pm_hold *h = arg;
   if (pi_mutex_lock(&sh->m, 0) != 0)
     return NULL;
-  h->held = 1;
-  while (!h->release)
+  __atomic_store_n(&h->held, 1, __ATOMIC_RELEASE);
+  while (!__atomic_load_n(&h->release, __ATOMIC_ACQUIRE))
     usleep(200);
   pi_mutex_unlock(&sh->m, 0);
   return NULL;
@@ -203,11 +203,11 @@ main(void)
   memset((void *)sh, 0, sizeof *sh);
   if (pthread_create(&th, NULL, pm_holder, &h) != 0)
     sysbail("pthread_create");
-  while (!h.held)
+  while (!__atomic_load_n(&h.held, __ATOMIC_ACQUIRE))
     usleep(100);
   ok(pi_mutex_trylock(&sh->m, 0) == EBUSY, "trylock of a mutex another thread holds: EBUSY");
   ok(pi_mutex_unlock(&sh->m, 0) == EPERM, "unlock by a thread that does not own it: EPERM");
-  h.release = 1;
+  __atomic_store_n(&h.release, 1, __ATOMIC_RELEASE);
   pthread_join(th, NULL);
   ok(pi_mutex_trylock(&sh->m, 0) == 0, "trylock of a free mutex: 0");
   ok(pi_mutex_trylock(&sh->m, 0) == EDEADLK && pi_mutex_lock(&sh->m, 0) == EDEADLK,

@@ -1037,6 +1037,7 @@ main(void)
 {
   size_t i;
   const char *be;
+  PFT_SKIP_UNDER_TSAN();          /* its threads poll plain flags (test-side, not the library) */
   plan_lazy();
   pft_watchdog(120);
   if (!(be = pfutex_backend()))
