@@ -187,6 +187,18 @@ both(const char *name, void (*fn)(void))
         return;
       }
   }
+  if (pft_emulator()
+      && !(runs[0].nr == runs[1].nr && runs[0].nw == runs[1].nw
+           && memcmp(runs[0].r, runs[1].r, sizeof runs[0].r) == 0
+           && memcmp(runs[0].w, runs[1].w, sizeof runs[0].w) == 0)) {
+    /* under qemu-user the reference is the emulator's, which differs from
+     * Linux in places (futex_waitv's 32-bit timeouts on armhf, PI words at
+     * a thread's exit on s390x): no reference; the same scenario runs
+     * against the real kernel on x86_64 and i386 */
+    skip("%s: %s's answer differs, no reference (kernel: %s; pfutex: %s)", name, pft_emulator(),
+         k, show(1));
+    return;
+  }
   if (!ok(runs[0].nr == runs[1].nr && runs[0].nw == runs[1].nw
               && memcmp(runs[0].r, runs[1].r, sizeof runs[0].r) == 0
               && memcmp(runs[0].w, runs[1].w, sizeof runs[0].w) == 0,
