@@ -120,6 +120,23 @@ pf_node_keyeq(const struct pf_node *n, const struct pf_key *k)
          && n->key_space == k->space;
 }
 
+/* A node about to be queued in bucket idx of a table: its key, bitset and
+ * kind (`pi`), its links and marks cleared (wait.c, pi.c, waitv.c). */
+static inline void
+pf_node_prepare(struct pf_node *n, const struct pf_key *k, uint32_t idx, uint32_t bitset,
+                uint32_t pi)
+{
+  pf_node_setkey(n, k);
+  n->bitset = bitset;
+  n->pi = pi;
+  AO_int_store(&n->bucket, idx);
+  n->linked = 0;
+  n->counted = 0;
+  n->pushed = 0;
+  n->waker = 0;
+  n->in_next = 0;
+}
+
 /* ---- Buckets and tables -------------------------------------------------- */
 #define PF_CACHELINE 64
 struct pf_bucket {                 /* fixed layout, 64 bytes: also a region's bucket */

@@ -210,15 +210,7 @@ pf_pi_lock_once(const struct pf_req *r, struct pf_table *tab, const struct pf_ke
     return ret;
   n = w->node;
   pthread_cleanup_push(pf_wait_cancelled, w);
-  pf_node_setkey(n, key);
-  n->bitset = 0;
-  n->pi = PF_PI_LOCK | tid;
-  AO_int_store(&n->bucket, idx);
-  n->linked = 0;
-  n->counted = 0;
-  n->pushed = 0;
-  n->waker = 0;
-  n->in_next = 0;
+  pf_node_prepare(n, key, idx, 0, PF_PI_LOCK | tid);
   if (tab->slots)
     n->seq = tab->ops->next_seq(tab);
   pf_crit_enter(&c);

@@ -477,15 +477,7 @@ pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_k
     return ret;
   n = w->node;
   pthread_cleanup_push(pf_wait_cancelled, w);
-  pf_node_setkey(n, key);
-  n->bitset = r->mask;
-  n->pi = r->pi;                            /* 0, or WAIT_REQUEUE_PI's (src/pi.c) */
-  AO_int_store(&n->bucket, idx);
-  n->linked = 0;
-  n->counted = 0;
-  n->pushed = 0;
-  n->waker = 0;
-  n->in_next = 0;
+  pf_node_prepare(n, key, idx, r->mask, r->pi);   /* pi: 0, or WAIT_REQUEUE_PI's (src/pi.c) */
   if (tab->slots)
     n->seq = tab->ops->next_seq(tab);
   AO_int_store(&n->state, PF_W_QUEUED);

@@ -187,15 +187,7 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, const struct pf_deadline *d
     pf_ref ref;
     struct pf_node *m = pf_vx_member(w, i, &ref);
     uint32_t idx = pf_key_bucket(&pf_table, &e[i].key);
-    pf_node_setkey(m, &e[i].key);
-    m->bitset = PFUTEX_BITSET_MATCH_ANY;
-    m->pi = PF_PI_VX;
-    AO_int_store(&m->bucket, idx);
-    m->linked = 0;
-    m->counted = 0;
-    m->pushed = 0;
-    m->waker = 0;
-    m->in_next = 0;
+    pf_node_prepare(m, &e[i].key, idx, PFUTEX_BITSET_MATCH_ANY, PF_PI_VX);
     AO_int_store(&m->state, PF_W_QUEUED);
     AO_int_fetch_and_add_full(&pf_table.buckets[idx].waiters, 1);   /* (A) */
     m->counted = 1;
