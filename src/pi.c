@@ -335,7 +335,8 @@ pf_pi_cmp_requeue(const struct pf_req *r)
   struct pf_node *n, *top = NULL;
   uint32_t i1, i2, v2, nv;
   pf_ref ref, topref = 0;
-  int ret, got = 0, moved = 0, limit;
+  int ret, got = 0, moved = 0;
+  long limit;
 
   if (r->nr != 1 || r->nr2 < 0)
     return -EINVAL;
@@ -415,7 +416,7 @@ pf_pi_cmp_requeue(const struct pf_req *r)
     break;
   }
   /* the others (and the first, if it did not get the lock) onto uaddr2 */
-  limit = r->nr2 + (got ? 0 : 1);
+  limit = (long)r->nr2 + (got ? 0 : 1);                 /* INT_MAX + 1 must not wrap */
   pf_walk_start(&it, t1, b1);
   while (moved < limit && (n = pf_walk_next(&it, &ref)) != NULL) {
     if (AO_int_load(&n->state) != PF_W_QUEUED || !pf_node_keyeq(n, &k1))

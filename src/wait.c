@@ -507,6 +507,11 @@ pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_k
    * Linux's. */
   if (ret == 0 && r->pi && (n->pi & PF_PI_KIND) != PF_PI_LOCK)
     ret = -EAGAIN;
+  /* Requeued onto the PI word and then interrupted by a signal: Linux
+   * does not restart that wait (the restart would find the first word
+   * changed) and answers EWOULDBLOCK at once. */
+  if (ret == -EINTR && r->pi && (n->pi & PF_PI_KIND) == PF_PI_LOCK)
+    ret = -EAGAIN;
   pthread_cleanup_pop(0);
   pf_self_pop(t, w);
   return ret;

@@ -29,7 +29,9 @@
 # define _GNU_SOURCE 1
 #endif
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -653,7 +655,8 @@ pi_requeue(void)
  * with the PI word free (one gets it, one is moved; the moved one is
  * handed the lock when the first unlocks); mode 1, the PI word held by a
  * helper (both moved, handed over in turn); mode 2, a plain FUTEX_WAKE of
- * cond (EINVAL: it wakes no requeue-PI waiter), then the requeue. */
+ * cond (EINVAL: it wakes no requeue-PI waiter), then the requeue; mode 3,
+ * as mode 1 with nr_requeue INT_MAX (a condvar broadcast). */
 static void
 pi_requeue_two(int mode)
 {
@@ -664,7 +667,7 @@ pi_requeue_two(int mode)
   int i;
   *cond = 0;
   *m = 0;
-  if (mode == 1)
+  if (mode == 1 || mode == 3)
     holder_start(&h, &th, m, 3, FUTEX_PRIVATE_FLAG);
   for (i = 0; i < 2; i++) {
     memset((void *)&r[i], 0, sizeof r[i]);
@@ -684,11 +687,12 @@ pi_requeue_two(int mode)
     usleep(20000);
   }
   rq_hold = 1;
-  res(c_futex(cond, FUTEX_CMP_REQUEUE_PI_PRIVATE, 1, (const struct timespec *)(uintptr_t)1, m, 1));
+  res(c_futex(cond, FUTEX_CMP_REQUEUE_PI_PRIVATE, 1,
+              (const struct timespec *)(uintptr_t)(mode == 3 ? INT_MAX : 1), m, 1));
   usleep(20000);
   word(*m & ~FUTEX_TID_MASK);                          /* whose it is: either waiter */
   rq_hold = 0;
-  if (mode == 1) {
+  if (mode == 1 || mode == 3) {
     usleep(20000);
     h.release = 1;
     pthread_join(th, NULL);
@@ -710,6 +714,73 @@ static void
 pi_requeue_free(void)
 {
   pi_requeue_two(0);
+}
+
+static void
+pi_requeue_broadcast(void)
+{
+  pi_requeue_two(3);
+}
+
+/* A WAIT_REQUEUE_PI waiter moved onto a PI word this thread holds, then
+ * interrupted by a handler (no SA_RESTART): Linux does not restart that
+ * wait and answers EAGAIN.  The first word keeps its value, so a restart
+ * there would sleep again: the waiter's 2 s timeout would tell. */
+static void
+rqs_handler(int sig)
+{
+  (void)sig;
+}
+
+static void *
+rqs_thread(void *p)
+{
+  struct rqwaiter *r = p;
+  struct timespec dl;
+  clock_gettime(CLOCK_MONOTONIC, &dl);
+  dl.tv_sec += 2;
+  r->tid = pft_gettid();
+  r->ret = c_futex(r->cond, FUTEX_WAIT_REQUEUE_PI_PRIVATE, 0, &dl, r->mutex, 0);
+  r->seen = *r->mutex;
+  if (r->ret == 0)
+    (void)c_futex(r->mutex, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0);
+  return NULL;
+}
+
+static void
+pi_requeue_signal(void)
+{
+  struct sigaction sa, old;
+  struct rqwaiter r;
+  pthread_t t;
+  uint32_t *cond = &shm[29], *m = &shm[30];
+  *cond = 0;
+  *m = 0;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = rqs_handler;
+  sigemptyset(&sa.sa_mask);
+  if (sigaction(SIGUSR1, &sa, &old) != 0)
+    sysbail("sigaction");
+  res(c_futex(m, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0));
+  memset((void *)&r, 0, sizeof r);
+  r.cond = cond;
+  r.mutex = m;
+  if (pthread_create(&t, NULL, rqs_thread, &r) != 0)
+    sysbail("pthread_create");
+  while (!r.tid)
+    usleep(100);
+  roles[1] = r.tid;
+  pft_wait_asleep(r.tid);
+  usleep(20000);
+  res(c_futex(cond, FUTEX_CMP_REQUEUE_PI_PRIVATE, 1, (const struct timespec *)(uintptr_t)0, m, 0));
+  usleep(20000);
+  word(*m);
+  pthread_kill(t, SIGUSR1);
+  pthread_join(t, NULL);
+  res(r.ret);
+  res(c_futex(m, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0));
+  word(*m);
+  (void)sigaction(SIGUSR1, &old, NULL);
 }
 
 static void
@@ -1033,6 +1104,8 @@ static const struct {
   { "PI: requeue-PI, two waiters, the PI word free", pi_requeue_free, 3 },
   { "PI: requeue-PI, two waiters, the PI word held", pi_requeue_held, 3 },
   { "PI: requeue-PI, a plain wake first (EINVAL)", pi_requeue_plainwake, 3 },
+  { "PI: requeue-PI, broadcast (nr_requeue INT_MAX) onto a held PI word", pi_requeue_broadcast, 3 },
+  { "PI: requeue-PI, moved onto a held PI word, then a signal (EAGAIN)", pi_requeue_signal, 3 },
   { "robust: set and get", robust_calls, 2 },
   { "robust: a thread exits holding two locks", robust_exit, 2 },
   { "robust: a thread exits holding a lock a thread waits on", robust_wake, 2 },
