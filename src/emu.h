@@ -59,7 +59,9 @@ pf_key_eq(const struct pf_key *a, const struct pf_key *b)
  *
  * The layout is fixed (80 bytes, fixed-width fields, no pointers): a node
  * is also a region's slot.  Fields marked "slot" are used in regions only. */
-enum { PF_W_IDLE = 0, PF_W_QUEUED, PF_W_WAKING, PF_W_DETACHED, PF_W_GONE };
+enum { PF_W_IDLE = 0, PF_W_QUEUED, PF_W_WAKING, PF_W_DETACHED, PF_W_GONE,
+       PF_W_ROBUST /* a region slot on no queue: a thread's robust list head
+                      (src/region/robust.c), never a wait's */ };
 
 struct pf_node {
   uint32_t key_lo, key_hi;       /* the key's word (bucket lock; requeue rewrites it) */
@@ -189,6 +191,23 @@ struct pf_table_ops {
   /* Waits of this process in progress on the table (a close is EBUSY). */
   void (*wait_begin)(struct pf_table *tab);
   void (*wait_end)(struct pf_table *tab);
+  /* A thread of this process registered a robust list whose head is in
+   * the table's region (src/robust.c): record it in a slot, so that a
+   * surviving process walks the list if this one dies (SIGKILL).  key_base
+   * is the address the region's keys count from here, head_key the
+   * head's key.  0 and *ref, or -ENOMEM (no slot).  Inside a critical
+   * section. */
+  int (*robust_reg)(struct pf_table *tab, uint64_t key_base, uint64_t head_key, uint32_t tid,
+                    pf_ref *ref);
+  /* That registration ends (the thread exits, or registers another
+   * head): nothing if slot ref no longer holds it. */
+  void (*robust_unreg)(struct pf_table *tab, pf_ref ref, uint64_t head_key, uint32_t tid);
+  /* A region park's slice: its length in ns (0: the usual), shorter
+   * while threads of any process have robust lists registered there; and
+   * after each, the lists of processes that died are walked
+   * (src/region/robust.c). */
+  long (*slice_ns)(const struct pf_table *tab);
+  void (*robust_check)(struct pf_table *tab);
 };
 
 struct pf_rgn_att;
@@ -605,6 +624,12 @@ int pf_emu_pi_owner_died(uint32_t *uaddr, uint32_t tid);
 /* set_robust_list(2) and get_robust_list(2) under emulation, and the walk
  * at thread exit (src/robust.c). */
 long pf_emu_robust_set(struct robust_list_head *head, size_t len);
+/* One word of a robust list whose owner tid died (the kernel's
+ * handle_futex_death): FUTEX_OWNER_DIED and one waiter woken, a PI word
+ * handed on; pending: the list's list_op_pending.  0, or -1 to end the
+ * walk (a bad address).  Also for a dead process's list in a region
+ * (src/region/robust.c). */
+int pf_robust_word_died(uint32_t *uaddr, uint32_t tid, int pi, int pending);
 long pf_emu_robust_get(int pid, struct robust_list_head **head, size_t *len);
 
 #endif

@@ -4,7 +4,8 @@
  * tests/futex_ext:
  *
  *   register  one list head per thread (len must be the head's size:
- *             EINVAL); kept thread-local, and in a registry by thread id
+ *             EINVAL; a fork child starts with none, as Linux's); kept
+ *             thread-local, and in a registry by thread id
  *             for get_robust_list of another thread of this process (a
  *             thread of another process: ESRCH here, where Linux answers
  *             EPERM or the head when permitted).
@@ -27,10 +28,15 @@
  *             a signal.  The walk stops at the first entry whose word is
  *             misaligned or unreadable, as the kernel's does.
  *
- * Not here yet: a process that dies (SIGKILL) holding robust locks in a
- * region, whose list a surviving process must walk; the exit of a whole
- * process (exit(), the last thread) does not run the key destructors of
- * its other threads. */
+ *   regions   a head that lies in a region is also recorded in one of
+ *             the region's slots (src/region/robust.c), so that when the
+ *             process dies without running its destructors (SIGKILL), a
+ *             surviving process that waits in the region walks the list
+ *             from the region's bytes; no slot left: ENOMEM.
+ *
+ * Not here yet: the exit of a whole process (exit(), the last thread)
+ * does not run the key destructors of its other threads, and their lists
+ * outside regions are not walked. */
 #include "emu.h"
 #include "os.h"
 
@@ -53,6 +59,9 @@ struct pf_robust_reg {
   uint32_t tid;
   void *head;
   size_t len;
+  pf_ref rslot;                  /* a head in a region: its registration there
+                                    (src/region/robust.c), else 0 */
+  uint64_t rkey;                 /* the head's key in that region */
 };
 
 static pthread_once_t pf_robust_once = PTHREAD_ONCE_INIT;
@@ -62,15 +71,39 @@ static struct pf_robust_reg *pf_robust_regs;     /* every thread that registered
 
 static void pf_robust_exit(void *arg);
 
+/* fork(): as Linux's, the child starts with no robust list (its thread's
+ * registration is cleared, its id is the child's); the other threads'
+ * records, of threads the child does not have, go. */
+static void
+pf_robust_atfork_child(void)
+{
+  struct pf_robust_reg *r = pthread_getspecific(pf_robust_key), *x, *nx;
+  pthread_mutex_init(&pf_robust_lock, NULL);
+  for (x = pf_robust_regs; x; x = nx) {
+    nx = x->next;
+    if (x != r)
+      free(x);
+  }
+  pf_robust_regs = r;
+  if (r) {
+    r->next = NULL;
+    r->head = NULL;
+    r->len = 0;
+    r->rslot = 0;
+    r->tid = (uint32_t)pf_os_tid() & PF_PI_TID;
+  }
+}
+
 static void
 pf_robust_init(void)
 {
   (void)pthread_key_create(&pf_robust_key, pf_robust_exit);
+  (void)pthread_atfork(NULL, NULL, pf_robust_atfork_child);
 }
 
 /* One word of a dying thread: 0, or -1 to end the walk (a bad address). */
-static int
-pf_robust_death(uint32_t *uaddr, uint32_t tid, int pi, int pending)
+int
+pf_robust_word_died(uint32_t *uaddr, uint32_t tid, int pi, int pending)
 {
   uint32_t v;
   int tries;
@@ -119,15 +152,64 @@ pf_robust_walk(void *headp, uint32_t tid)
     if (!e || pf_os_copy_in(&next, (const void *)e, sizeof next) < 0)
       return;
     if (e != (pending & ~(uintptr_t)1)
-        && pf_robust_death((uint32_t *)(e + (uintptr_t)h.futex_offset), tid, (int)(entry & 1), 0) < 0)
+        && pf_robust_word_died((uint32_t *)(e + (uintptr_t)h.futex_offset), tid, (int)(entry & 1), 0) < 0)
       return;
     entry = next;
     if (--limit == 0)
       break;
   }
   if (pending & ~(uintptr_t)1)
-    (void)pf_robust_death((uint32_t *)((pending & ~(uintptr_t)1) + (uintptr_t)h.futex_offset), tid,
+    (void)pf_robust_word_died((uint32_t *)((pending & ~(uintptr_t)1) + (uintptr_t)h.futex_offset), tid,
                           (int)(pending & 1), 1);
+}
+
+/* The region holding a robust list head [head, head + len) in this
+ * process, or NULL; *key its key there, *base the address keys count
+ * from. */
+static struct pf_table *
+pf_robust_region(const void *head, size_t len, uint64_t *key, uint64_t *base)
+{
+  const struct pf_keyspace *ks = pf_keyspace_find(head);
+  if (!ks || !ks->tab || !ks->tab->ops || !ks->tab->ops->robust_reg
+      || (uintptr_t)head - ks->lo > ks->span - len)
+    return NULL;
+  *key = (uint64_t)((uintptr_t)head - ks->key_base);
+  *base = (uint64_t)ks->key_base;
+  return ks->tab;
+}
+
+/* Drop r's registration in a region, if the region is still open here
+ * and its slot still holds it. */
+static void
+pf_robust_region_drop(struct pf_robust_reg *r)
+{
+  struct pf_table *tab;
+  uint64_t key, base;
+  struct pf_crit c;
+  if (!r->rslot)
+    return;
+  pf_crit_enter(&c);
+  if (r->head && (tab = pf_robust_region(r->head, r->len, &key, &base)) != NULL && key == r->rkey)
+    tab->ops->robust_unreg(tab, r->rslot, r->rkey, r->tid);
+  pf_crit_exit(&c);
+  r->rslot = 0;
+}
+
+/* A head in a region: registered there too, for a survivor's walk (a
+ * process killed by SIGKILL runs no destructor).  0, or -ENOMEM. */
+static int
+pf_robust_region_add(struct pf_robust_reg *r)
+{
+  struct pf_table *tab;
+  uint64_t key, base;
+  struct pf_crit c;
+  int ret = 0;
+  pf_crit_enter(&c);
+  if ((tab = pf_robust_region(r->head, r->len, &key, &base)) != NULL
+      && (ret = tab->ops->robust_reg(tab, base, key, r->tid, &r->rslot)) == 0)
+    r->rkey = key;
+  pf_crit_exit(&c);
+  return ret;
 }
 
 static void
@@ -143,6 +225,7 @@ pf_robust_exit(void *arg)
   pthread_mutex_unlock(&pf_robust_lock);
   if (r->head)
     pf_robust_walk(r->head, r->tid);
+  pf_robust_region_drop(r);
   free(r);
 }
 
@@ -166,10 +249,18 @@ pf_emu_robust_set(struct robust_list_head *head, size_t len)
     pf_robust_regs = r;
     pthread_mutex_unlock(&pf_robust_lock);
   }
+  pf_robust_region_drop(r);
   pthread_mutex_lock(&pf_robust_lock);
   r->head = head;
   r->len = len;
   pthread_mutex_unlock(&pf_robust_lock);
+  if (pf_robust_region_add(r) < 0) {
+    pthread_mutex_lock(&pf_robust_lock);  /* the region's slots ran out: no list */
+    r->head = NULL;
+    r->len = 0;
+    pthread_mutex_unlock(&pf_robust_lock);
+    return -ENOMEM;
+  }
   return 0;
 }
 

@@ -162,11 +162,6 @@ pf_waiter_leave(struct pf_waiter *w)
  * set), else one slice from now on the deadline's clock. */
 static void
 pf_slice_ns(const struct pf_deadline *dl, long ns, struct pf_deadline *out, int *last);
-static void
-pf_slice(const struct pf_deadline *dl, struct pf_deadline *out, int *last)
-{
-  pf_slice_ns(dl, PF_REGION_SLICE_NS, out, last);
-}
 
 /* The end of a slice of ns (< 1 s) or the deadline, whichever is first. */
 static void
@@ -220,7 +215,8 @@ pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async)
   for (;;) {
     struct pf_deadline slice;
     int last, ret;
-    pf_slice(dl, &slice, &last);
+    long ns = w->tab->ops->slice_ns(w->tab);     /* shorter with robust lists there */
+    pf_slice_ns(dl, ns > 0 && ns < PF_REGION_SLICE_NS ? ns : PF_REGION_SLICE_NS, &slice, &last);
     PF_SCHED_SLICE(!last);           /* src/schedpt.h: the scheduler's to fire */
     ret = pf_port_park(w, 1, &slice, async);
     PF_SCHED_SLICE(0);
@@ -228,6 +224,11 @@ pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async)
       return ret;
     /* a slice without a token: counted meanwhile (R), or not ours any more */
     if (AO_int_load(&w->node->state) != PF_W_QUEUED || !w->tab->ops->slot_mine(w->tab, w->node))
+      return 0;
+    /* dead processes' robust lists (src/region/robust.c): their walk may
+     * wake this very waiter (its state then says so) */
+    w->tab->ops->robust_check(w->tab);
+    if (AO_int_load(&w->node->state) != PF_W_QUEUED)
       return 0;
   }
 }

@@ -53,6 +53,10 @@ static const struct pf_table_ops pf_region_table_ops = {
   .next_seq = pf_region_next_seq,
   .wait_begin = pf_region_wait_begin,
   .wait_end = pf_region_wait_end,
+  .robust_reg = pf_region_robust_reg,
+  .robust_unreg = pf_region_robust_unreg,
+  .slice_ns = pf_region_slice_ns,
+  .robust_check = pf_region_robust_check,
 };
 
 #endif
@@ -350,6 +354,9 @@ pf_region_unregister(struct pf_region *r)
   r->slot = -1;
   r->ks.span = 0;
   if (--a->refs == 0) {
+#ifdef PF_HAVE_EMU
+    pf_rgn_robust_drop_all(a);
+#endif
     pf_att_proc_release(a);
     if (a->map != r->map)
       munmap(a->map, a->map_len);

@@ -27,8 +27,11 @@
  *               sweep
  *   lock.c      the robust bucket lock (takeover, the holders' counts) and
  *               the rebuild of a bucket from its slots
+ *   robust.c    robust list heads in the region: a dead process's lists
+ *               walked by a survivor
  *   check.c     pf_region_check (white-box)
- * lock.c, slot.c and check.c are the emulation's only (configure: a port).
+ * lock.c, slot.c, robust.c and check.c are the emulation's only
+ * (configure: a port).
  */
 #ifndef PF_REGION_INTERNAL_H
 #define PF_REGION_INTERNAL_H
@@ -240,6 +243,17 @@ uint32_t pf_region_next_seq(struct pf_table *tab);
 void pf_slot_free(struct pf_table *tab, struct pf_node *n, uint32_t owner);
 /* Is node ref on bucket b's incoming stack (its lock held)? */
 int pf_node_on_stack_locked(struct pf_table *tab, struct pf_bucket *b, pf_ref ref);
+/* Robust list heads in the region (robust.c): the table's robust_reg,
+ * robust_unreg, slice_ns and robust_check ops; a registration of a dead
+ * process walked and freed (slot.c's reclaims call it); this process's
+ * own dropped when it leaves the region. */
+int pf_region_robust_reg(struct pf_table *tab, uint64_t key_base, uint64_t head_key, uint32_t tid,
+                         pf_ref *ref);
+void pf_region_robust_unreg(struct pf_table *tab, pf_ref ref, uint64_t head_key, uint32_t tid);
+long pf_region_slice_ns(const struct pf_table *tab);
+void pf_region_robust_check(struct pf_table *tab);
+void pf_rgn_robust_reap(struct pf_rgn_att *a, uint32_t s, uint32_t o);
+void pf_rgn_robust_drop_all(struct pf_rgn_att *a);
 #ifdef PF_HAVE_EMU
 /* Entry e's generation wrapped: clear what its earlier owners left. */
 void pf_att_sweep_entry(struct pf_rgn_att *a, uint32_t e);

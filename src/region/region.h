@@ -56,7 +56,11 @@ struct pf_rgn_hdr {
                               process must use the same (EPROTO otherwise) */
   uint32_t live;           /* how the OS says who is alive (PF_LIVE_*, src/os.h):
                               every process must ask the same way (EPROTO) */
-  uint32_t reserved[2];
+  uint32_t robust;         /* robust list heads registered (robust.c): while
+                              nonzero, waiters look for dead processes' lists
+                              every PF_RGN_ROBUST_SLICE_NS (a scribble costs
+                              that look, or delays it, nothing else) */
+  uint32_t reserved;
 };
 
 /* A process attached to the region.  The OS vouches for its owner being
@@ -84,6 +88,16 @@ struct pf_rgn_proc {
                                     (lock.c) */
 };
 
+/* A robust list head registered in the region (robust.c): a slot in state
+ * PF_W_ROBUST, on no queue, owned by the registering process, whose
+ * fields say (a process killed at any instruction leaves either a free
+ * slot or a whole registration: the state is stored last):
+ *   key_lo, key_hi  the address the owner's keys count from (key_base)
+ *   seq, waker      the head's key, low and high halves
+ *   bitset          the owner's pointer size (4 or 8): its list's layout
+ *   pi              the thread's id */
+#define PF_RGN_ROBUST_SLICE_NS 100000000L
+
 /* The liveness mechanisms, the header's `live` (src/os.h, live.c). */
 enum { PF_LIVE_LOCK = 1, PF_LIVE_START = 2, PF_LIVE_LOCKFILE = 3 };
 
@@ -99,6 +113,7 @@ PF_RGN_ASSERT(hdr_total, offsetof(struct pf_rgn_hdr, total) == 48);
 PF_RGN_ASSERT(hdr_order, offsetof(struct pf_rgn_hdr, order) == 96);
 PF_RGN_ASSERT(hdr_seq, offsetof(struct pf_rgn_hdr, seq) == 104);
 PF_RGN_ASSERT(hdr_live, offsetof(struct pf_rgn_hdr, live) == 116);
+PF_RGN_ASSERT(hdr_robust, offsetof(struct pf_rgn_hdr, robust) == 120);
 PF_RGN_ASSERT(proc_size, sizeof(struct pf_rgn_proc) == 64);
 PF_RGN_ASSERT(node_size, sizeof(struct pf_node) == 80);
 PF_RGN_ASSERT(node_state, offsetof(struct pf_node, state) == 40);

@@ -117,6 +117,10 @@ pf_slot_free_stale(struct pf_rgn_att *a, uint32_t s, uint32_t o)
   struct pf_table *tab = &a->tab;
   struct pf_node *n = &tab->slots[s];
   uint32_t st = AO_int_load(&n->state), i;
+  if (st == PF_W_ROBUST) {
+    pf_rgn_robust_reap(a, s, o);          /* a robust list head: walked first */
+    return;
+  }
   if (st != PF_W_QUEUED && st != PF_W_DETACHED) {
     pf_slot_free(tab, n, o);
     return;
