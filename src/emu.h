@@ -100,6 +100,13 @@ pf_node_is_pi(const struct pf_node *n)
   return k == PF_PI_LOCK || k == PF_PI_RQ;
 }
 #define PF_PI_TID  0x3fffffffu
+/* A futex_waitv in a region (src/waitv.c): its parker is the waiter's
+ * slot, on no queue, `pi` PF_VX_PARKER; member i's `pi` is PF_PI_VX | i << 21
+ * | the parker's slot reference (slots: at most 2^20, region.h). */
+#define PF_VX_PARKER 0xffffffffu
+#define PF_VX_MEMBER(i, parker) (PF_PI_VX | ((uint32_t)(i) << 21) | (uint32_t)(parker))
+#define PF_VX_INDEX(pi) (((pi) >> 21) & 0x1ffu)
+#define PF_VX_LEAD(pi) ((pi) & 0x1fffffu)
 
 static inline uint64_t
 pf_node_keyword(const struct pf_node *n)
@@ -604,6 +611,12 @@ int pf_waiter_sleep_poll(struct pf_waiter *w, const struct pf_deadline *dl, int 
 void pf_wait_cancelled(void *arg);
 
 int pf_emu_wait(const struct pf_req *r);
+/* Region waits park in slices (wait.c (R)): how long a waiter whose waker
+ * died between WAKING and the token sleeps before it notices.  The end of
+ * a slice of ns (< 1 s) from now or the deadline dl (NULL: none),
+ * whichever is first (*last: the deadline). */
+#define PF_REGION_SLICE_NS 1000000000L
+void pf_slice_ns(const struct pf_deadline *dl, long ns, struct pf_deadline *out, int *last);
 /* One park of w (the port's; in slices for a region: wait.c (R)). */
 int pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async);
 /* futex_waitv under emulation (src/waitv.c), raw arguments; the members

@@ -453,18 +453,32 @@ pf_node_wake_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *w
   AO_int_store(&w->state, PF_W_WAKING);
   pf_node_uncount_locked(b, w);
   PF_CRASH("wake_marked");
-  if (PF_UNLIKELY((w->pi & PF_PI_KIND) == PF_PI_VX) && !tab->slots) {
+  if (PF_UNLIKELY((w->pi & PF_PI_KIND) == PF_PI_VX)) {
     /* A futex_waitv member (src/waitv.c): counted here, as Linux counts
      * each woken entry; its group's parker is rung once, by whoever
      * moves it from QUEUED first, under this lock (its waiter takes every
-     * member off under their locks before it looks at the parker). */
-    struct pf_thread *rec = pf_thread_rec(r);
-    struct pf_node *lead = rec->vx_lead;
+     * member off under their locks before it looks at the parker).  In a
+     * region the parker is its waiter's slot, named by the member: rung
+     * only if it is a parker of the member's own process. */
+    struct pf_node *lead;
+    pf_ref lr;
+    if (!tab->slots) {
+      struct pf_thread *rec = pf_thread_rec(r);
+      lead = rec->vx_lead;
+      lr = rec->vx_lead_ref;
+    } else {
+      lr = PF_VX_LEAD(w->pi);
+      lead = pf_node_get(tab, lr);
+      if (lead && (lead->pi != PF_VX_PARKER || AO_int_load(&lead->owner) != AO_int_load(&w->owner)))
+        lead = NULL;                    /* a scribble: the member alone */
+    }
     l->n++;
     if (!lead || !AO_int_compare_and_swap_full(&lead->state, PF_W_QUEUED, PF_W_WAKING))
       return;
+    if (tab->slots)
+      lead->waker = tab->ops->lock_id(tab);
     w = lead;
-    r = rec->vx_lead_ref;
+    r = lr;
     l->n--;                             /* (counted above: the parker is no waiter) */
   }
   w->wake_next = 0;

@@ -140,9 +140,6 @@
 
 #include <pthread.h>
 
-/* Region waits park in slices (R): how long a waiter whose waker died
- * between WAKING and the token sleeps before it notices. */
-#define PF_REGION_SLICE_NS 1000000000L
 
 /* Under a critical section: make sure w is off its queue, and take it off
  * if still QUEUED (to GONE): 1 if we took it, 0 if a waker or a handler
@@ -158,13 +155,10 @@ pf_waiter_leave(struct pf_waiter *w)
   return took;
 }
 
-/* The end of the next slice: the deadline itself if it comes first (*last
- * set), else one slice from now on the deadline's clock. */
-static void
-pf_slice_ns(const struct pf_deadline *dl, long ns, struct pf_deadline *out, int *last);
 
-/* The end of a slice of ns (< 1 s) or the deadline, whichever is first. */
-static void
+/* The end of a slice of ns (< 1 s) or the deadline, whichever is first
+ * (*last set when it is the deadline). */
+void
 pf_slice_ns(const struct pf_deadline *dl, long ns, struct pf_deadline *out, int *last)
 {
   struct timespec now;

@@ -39,10 +39,11 @@
  *   abandon   a cancellation, a siglongjmp past the wait or the thread's
  *             exit end it (thread.c pf_waiter_abandon): the same end.
  *
- * The words: private ones, and shared ones outside shared regions (both
- * keyed in this process's table).  A word in a region: EINVAL for now (its
- * wakers in other processes cannot reach this process's parker; a region
- * waitv needs its parker in the region: not done). */
+ * The words: private ones and shared ones outside shared regions (both
+ * keyed in this process's table), or shared words of one region: there
+ * the parker and the members are region slots (pf_vx_once_region), so a
+ * waker in another process reaches them.  Words of two tables (a
+ * region's with private ones, or two regions'): EINVAL, not yet. */
 #include "emu.h"
 #include "os.h"
 
@@ -115,17 +116,170 @@ pf_vx_end(struct pf_waiter *w)
   return woken;
 }
 
+/* ---- In a region ----------------------------------------------------------------------- */
+/* The end of a region waitv (critical section held): every member slot of
+ * the wait (its `pi` names the parker, w's slot) off its queue under its
+ * bucket's lock and given back, then the parker disarmed and its token
+ * collected if due: as pf_vx_end.  The highest index found woken, or -1. */
+static int
+pf_vx_end_region(struct pf_waiter *w)
+{
+  struct pf_table *tab = w->tab;
+  struct pf_node *p = w->node;
+  struct pf_waiter tmp;
+  uint32_t s, st, left = w->vx_n;
+  int woken = -1;
+
+  memset(&tmp, 0, sizeof tmp);
+  tmp.tab = tab;
+  for (s = 0; s < tab->nslots && left > 0; s++) {
+    struct pf_node *m = &tab->slots[s];
+    uint32_t pi = m->pi;
+    if ((pi & PF_PI_KIND) != PF_PI_VX || pi == PF_VX_PARKER || PF_VX_LEAD(pi) != (uint32_t)w->ref
+        || !tab->ops->slot_mine(tab, m))
+      continue;
+    left--;
+    if (AO_int_load(&m->state) != PF_W_IDLE) {        /* queued (IDLE: claimed only) */
+      tmp.node = m;
+      if (!pf_waiter_dequeue(&tmp, PF_W_GONE, 0) && AO_int_load(&m->state) == PF_W_WAKING) {
+        if ((int)PF_VX_INDEX(pi) > woken)
+          woken = (int)PF_VX_INDEX(pi);
+        AO_fetch_and_add1(&pf_vx_woken_total);
+      }
+    }
+    AO_int_store(&m->state, PF_W_IDLE);
+    tab->ops->slot_release(tab, m);
+  }
+  /* no member can be woken now: the parker */
+  st = AO_int_load(&p->state);
+  if (st == PF_W_QUEUED && AO_int_compare_and_swap_full(&p->state, PF_W_QUEUED, PF_W_GONE))
+    st = PF_W_GONE;
+  else
+    st = AO_int_load(&p->state);
+  if (st == PF_W_WAKING || st == PF_W_DETACHED)
+    pf_emu_port->collect(&w->parker, &p->park, 1);    /* due (D), or given (G) */
+  p->pi = 0;
+  AO_int_store(&p->state, PF_W_IDLE);
+  w->vx_n = 0;
+  w->vx_pushed = 0;
+  return woken;
+}
+
+/* One waitv on words of one region: the parker is this wait's slot (on
+ * no queue, PF_VX_PARKER: a rebuild leaves it alone), each member a slot
+ * of its own naming it; a waker rings it as in the private table
+ * (src/table.c).  A member found WAKING after a slice with the parker
+ * still armed: its waker died before ringing it, and it counted the
+ * member: woken (wait.c (R)). */
+static PF_NOINLINE int
+pf_vx_once_region(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *tab,
+                  const struct pf_deadline *dl, int async)
+{
+  volatile char here = 0;
+  pf_ref mref[PF_WAITV_MAX];
+  struct pf_req r;
+  struct pf_thread *t;
+  struct pf_waiter *w;
+  struct pf_node *p;
+  struct pf_crit c;
+  uint32_t i;
+  int ret = 0, woken;
+
+  memset(&r, 0, sizeof r);
+  r.uaddr = e[0].uaddr;
+  r.flags = PF_F_SHARED;
+  if ((ret = pf_waiter_claim(&r, tab, (uintptr_t)&here, &t, &w)) < 0)
+    return ret;
+  p = w->node;
+  pthread_cleanup_push(pf_wait_cancelled, w);
+  p->bucket = 0;
+  p->linked = 0;
+  p->counted = 0;
+  p->pushed = 0;
+  p->pi = PF_VX_PARKER;
+  w->vx = NULL;
+  w->vx_pushed = 0;
+  /* the members' slots (a claim may reclaim dead processes' slots, which
+   * takes bucket locks: inside a critical section) */
+  pf_crit_enter(&c);
+  AO_int_store(&p->state, PF_W_QUEUED);     /* armed, before any member queues */
+  w->vx_n = nr;
+  for (i = 0; i < nr; i++) {
+    if ((ret = tab->ops->slot_claim(tab, &mref[i], 1)) < 0)
+      break;
+    tab->slots[mref[i] - 1].pi = PF_VX_MEMBER(i, w->ref);
+  }
+  pf_crit_exit(&c);
+
+  /* queue the members, each as a plain waiter queues (wait.c (A), (H)) */
+  for (i = 0; ret == 0 && i < nr; i++) {
+    struct pf_node *m = &tab->slots[mref[i] - 1];
+    uint32_t idx = pf_key_bucket(tab, &e[i].key);
+    pf_node_prepare(m, &e[i].key, idx, PFUTEX_BITSET_MATCH_ANY, PF_VX_MEMBER(i, w->ref));
+    m->seq = tab->ops->next_seq(tab);
+    AO_int_store(&m->state, PF_W_QUEUED);
+    AO_int_fetch_and_add_full(&tab->buckets[idx].waiters, 1);      /* (A) */
+    m->counted = 1;
+    pf_bucket_push(tab, idx, m, mref[i]);                           /* (H) */
+    w->vx_pushed = i + 1;
+    if (pf_word_load(e[i].uaddr) != e[i].val)
+      ret = -EAGAIN;
+  }
+  if (ret == 0) {
+    for (;;) {
+      struct pf_deadline slice;
+      int last;
+      pf_slice_ns(dl, PF_REGION_SLICE_NS, &slice, &last);
+      ret = pf_waiter_park(w, &slice, async);
+      if (ret == -ETIMEDOUT && !last) {
+        for (i = 0; i < w->vx_pushed; i++)
+          if (AO_int_load(&tab->slots[mref[i] - 1].state) == PF_W_WAKING)
+            break;
+        if (i < w->vx_pushed) {
+          ret = 0;                          /* counted, its waker gone: woken */
+          break;
+        }
+        continue;
+      }
+      if (ret != 0 || AO_int_load(&p->state) != PF_W_QUEUED)
+        break;
+      {                                     /* a surplus token: back, as wait.c does */
+        unsigned int tok = AO_int_load(&p->park.word);
+        if (tok != 0)
+          (void)AO_int_compare_and_swap_full(&p->park.word, tok, 0);
+      }
+    }
+  }
+  pf_crit_enter(&c);
+  woken = pf_vx_end_region(w);
+  pf_crit_exit(&c);
+  if (woken >= 0)
+    ret = woken;                            /* woken wins */
+  else if (ret == 0)
+    ret = -EINTR;                           /* detached, nothing woken: as a handler */
+  pthread_cleanup_pop(0);
+  pf_self_pop(t, w);
+  return ret;
+}
+
 void
 pf_vx_detach(struct pf_waiter *w)
 {
-  if (AO_int_compare_and_swap_full(&w->n.state, PF_W_QUEUED, PF_W_DETACHED))
-    pf_emu_port->unpark(&w->n.park, 0);
+  if (AO_int_compare_and_swap_full(&w->node->state, PF_W_QUEUED, PF_W_DETACHED))
+    pf_emu_port->unpark(&w->node->park, w->tab && w->tab->slots != NULL);
 }
 
 void
 pf_vx_abandon(struct pf_waiter *w)
 {
-  (void)pf_vx_end(w);
+  struct pf_table *tab = w->tab;
+  if (tab && tab->slots) {
+    (void)pf_vx_end_region(w);
+    tab->ops->slot_release(tab, w->node);
+    tab->ops->wait_end(tab);
+  } else {
+    (void)pf_vx_end(w);
+  }
   w->tab = NULL;
   w->node = &w->n;
 }
@@ -232,6 +386,7 @@ pf_emu_waitv(struct pfutex_waitv *uw, unsigned int nr, unsigned int flags,
   struct pfutex_waitv v[PF_WAITV_MAX];
   struct pf_deadline dl, *dlp = NULL;
   struct pf_req tr;
+  struct pf_table *vtab = NULL;
   uint32_t i;
   int ret, type = PTHREAD_CANCEL_DEFERRED, async;
 
@@ -273,8 +428,10 @@ pf_emu_waitv(struct pfutex_waitv *uw, unsigned int nr, unsigned int flags,
       return ret;
     if ((ret = pf_word_check(ua)) < 0)
       return ret;
-    if (tab != &pf_table)
-      return -EINVAL;                       /* a region's word: not yet (above) */
+    if (i == 0)
+      vtab = tab;
+    else if (tab != vtab)
+      return -EINVAL;                       /* words of two tables: not yet (above) */
     if ((v[i].flags & PFUTEX2_PRIVATE) == 0 && (ret = pf_os_shared_key_check(ua)) < 0)
       return ret;
     e[i].uaddr = ua;
@@ -287,7 +444,8 @@ pf_emu_waitv(struct pfutex_waitv *uw, unsigned int nr, unsigned int flags,
   pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &type);       /* wait.c (X) */
   async = type == PTHREAD_CANCEL_ASYNCHRONOUS;
   for (;;) {
-    ret = pf_vx_once(e, nr, dlp, async);
+    ret = vtab == &pf_table ? pf_vx_once(e, nr, dlp, async)
+                            : pf_vx_once_region(e, nr, vtab, dlp, async);
     if (ret != -EINTR || !pf_sig_restartable())
       break;
     for (i = 0; i < nr; i++)                /* futex_waitv(2) restarts: the words again */

@@ -4,10 +4,11 @@
  * pick a word, add 1 to it, wake 1 waiter of it.  Some waits are timed
  * out short (0-300 us) to race the wakes.  PFUTEX_STORM_SECONDS (default
  * 2, at least 2.5: a wait stuck by a lost wakeup must run into its 1 s
- * timeout meanwhile) of it three times: private words; private words with signals
+ * timeout meanwhile) of it four times: private words; private words with signals
  * (SIGUSR1 every 5 ms, a handler, SA_RESTART: a detached wait restarts,
  * which would hide a lost ring from the timeout check, so the plain runs
- * come first); shared words.  Checks:
+ * come first); shared words; shared words in a region (not on Windows:
+ * its regions are tested elsewhere).  Checks:
  *   - every waitv returned an index, EAGAIN or ETIMEDOUT (nothing else);
  *   - under emulation, exactly: the wakes' counts add up to the members
  *     the waits found woken at their ends (src/waitv.c pf_vx_woken_total:
@@ -42,7 +43,8 @@
 #define PF_WS_WAITERS 4
 #define PF_WS_WAKERS 2
 
-static uint32_t words[PF_WS_WORDS];
+static uint32_t words_mem[PF_WS_WORDS];
+static uint32_t *words = words_mem;      /* or a region's (the last run) */
 static unsigned int ws_flags;             /* PFUTEX2_PRIVATE or 0 */
 static volatile int ws_stop;
 static volatile int ws_out[PF_WS_WAITERS + 1];     /* a waiter has left its loop */
@@ -133,7 +135,7 @@ ws_run(const char *what, double secs, int signals)
   long long end;
   int i;
   long before = 0, members = 0;
-  memset(words, 0, sizeof words);
+  memset(words, 0, PF_WS_WORDS * sizeof words[0]);
   memset((void *)ws_out, 0, sizeof ws_out);
   ws_stop = 0;
   ws_idx = ws_again = ws_timedout = ws_long_timeouts = ws_other = ws_wakes = ws_signals = 0;
@@ -229,5 +231,18 @@ main(void)
 #endif
   ws_flags = 0;
   ws_run("shared", secs, 0);
+#ifndef _WIN32
+  {
+    /* shared words of a region: under emulation the parker and the
+     * members are region slots (src/waitv.c pf_vx_once_region) */
+    pfutex_region_t *rg = pfutex_region_anon(4096);
+    if (!rg)
+      sysbail("pfutex_region_anon");
+    words = pfutex_region_addr(rg);
+    ws_run("region", secs, 0);
+    words = words_mem;
+    ok(pfutex_region_close(rg) == 0, "region: closes");
+  }
+#endif
   return 0;
 }

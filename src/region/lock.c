@@ -236,6 +236,8 @@ pf_bucket_rebuild_locked(struct pf_table *tab, uint32_t i)
     k.space = n->key_space;
     if (st != PF_W_QUEUED && st != PF_W_DETACHED)
       continue;
+    if (n->pi == PF_VX_PARKER)
+      continue;                       /* a futex_waitv's parker: on no queue */
     if (pf_key_bucket(tab, &k) != i)
       continue;
     if (!pf_node_owner_alive(tab, n) && !(n->pushed && AO_int_load(&b->incoming)
