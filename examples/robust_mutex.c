@@ -17,6 +17,9 @@
  *      one after the bad pointer stays the dead owner's (ETIMEDOUT)
  *   6  a stopped owner keeps its mutex (ETIMEDOUT), and loses it only once
  *      killed (EOWNERDEAD)
+ *   8  a process that ends by exit() while two of its threads hold
+ *      mutexes, their heads outside the region: both EOWNERDEAD (Linux
+ *      walks every thread's list at the exit; emulation, at exit())
  *   7  worker processes killed at random while they lock, count and
  *      unlock: a journal lets whoever gets EOWNERDEAD undo a half-done
  *      update, and at the end the counter equals the sum of the workers'
@@ -49,7 +52,8 @@ main(void)
 
 struct shared {
   rm_thread_t th[NTH];
-  rm_mutex_t m[8];
+  rm_mutex_t m[12];
+  volatile uint32_t go;
   rm_mutex_t work;
   volatile uint32_t ready[NTH];
   volatile int32_t child_tid[NTH];
@@ -93,6 +97,40 @@ child_done(int th)
     pause();
 }
 
+/* Phase 8's child: its main thread and a second thread each hold a mutex
+ * (m[8], m[9]) with heads outside the region (the heap's), then the
+ * process exits by exit(): Linux walks every thread's list at the exit;
+ * under emulation the library's exit handler does. */
+static void *
+exit_holder(void *arg)
+{
+  rm_thread_t *t = malloc(sizeof *t);
+  (void)arg;
+  if (!t || rm_thread_init(t) != 0 || rm_mutex_lock(t, &sh->m[9]) != 0)
+    _exit(4);
+  __atomic_store_n(&sh->ready[NTH - 1], 1, __ATOMIC_SEQ_CST);
+  for (;;)
+    pause();
+  return NULL;
+}
+
+static void
+exit_holding(int th)
+{
+  rm_thread_t *t = malloc(sizeof *t);
+  pthread_t x;
+  if (!t || rm_thread_init(t) != 0 || rm_mutex_lock(t, &sh->m[8]) != 0)
+    _exit(4);
+  if (pthread_create(&x, NULL, exit_holder, NULL) != 0)
+    _exit(4);
+  while (!__atomic_load_n(&sh->ready[NTH - 1], __ATOMIC_SEQ_CST))
+    usleep(200);
+  __atomic_store_n(&sh->ready[th], 1, __ATOMIC_SEQ_CST);
+  while (!__atomic_load_n(&sh->go, __ATOMIC_SEQ_CST))
+    usleep(200);
+  exit(0);
+}
+
 /* A child: a head of its own (th), then what `what` says; then it sleeps
  * until killed. */
 static pid_t
@@ -132,6 +170,9 @@ spawn(int th, int what)
     case 6:                                            /* holds m[7] */
       if (rm_mutex_lock(t, &sh->m[7]) != 0)
         _exit(4);
+      break;
+    case 8:                                            /* exit() holding m[8] and m[9] */
+      exit_holding(th);
       break;
     }
     child_done(th);
@@ -281,6 +322,22 @@ phase6(void)
   ok(r == EOWNERDEAD, "6: killed, it loses m7: EOWNERDEAD (%s)", rname(r));
 }
 
+static void
+phase8(void)
+{
+  int th = next_th++, st, r;
+  pid_t p = spawn(th, 8);
+  wait_ready(th);
+  __atomic_store_n(&sh->go, 1, __ATOMIC_SEQ_CST);
+  if (waitpid(p, &st, 0) != p)
+    sysbail("waitpid");
+  ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "8: the child exited by exit() (status %#x)", st);
+  r = lock_once(8, 3000, NULL);
+  ok(r == EOWNERDEAD, "8: its main thread's m8 (head outside the region): EOWNERDEAD (%s)", rname(r));
+  r = lock_once(9, 3000, NULL);
+  ok(r == EOWNERDEAD, "8: its other thread's m9: EOWNERDEAD (%s)", rname(r));
+}
+
 /* Phase 7: a worker's loop.  Inside the mutex: the journal, then the
  * counter and its own count, then the journal closed.  EOWNERDEAD: a
  * dead worker's open journal is undone. */
@@ -401,6 +458,7 @@ main(void)
   phase_simple(4, m4, 1, "killed holding one whose list entry loops");
   phase5();
   phase6();
+  phase8();
   phase7();
   if (mine)
     (void)pfutex_set_robust_list(mine, mlen);

@@ -34,9 +34,12 @@
  *             surviving process that waits in the region walks the list
  *             from the region's bytes; no slot left: ENOMEM.
  *
- * Not here yet: the exit of a whole process (exit(), the last thread)
- * does not run the key destructors of its other threads, and their lists
- * outside regions are not walked. */
+ *   exit()    the exit of the whole process (exit(), a return from main)
+ *             runs no key destructor: an exit handler walks every list
+ *             registered in the process (pf_robust_exit_all).
+ *
+ * Not here: a process that ends by _exit() or a fatal signal has the
+ * lists whose heads are outside regions walked by nobody. */
 #include "emu.h"
 #include "os.h"
 
@@ -70,6 +73,8 @@ static pthread_mutex_t pf_robust_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pf_robust_reg *pf_robust_regs;     /* every thread that registered */
 
 static void pf_robust_exit(void *arg);
+static void pf_robust_walk(void *headp, uint32_t tid);
+static void pf_robust_region_drop(struct pf_robust_reg *r);
 
 /* fork(): as Linux's, the child starts with no robust list (its thread's
  * registration is cleared, its id is the child's); the other threads'
@@ -94,11 +99,34 @@ pf_robust_atfork_child(void)
   }
 }
 
+/* exit(), or a return from main: Linux walks the list of each thread of
+ * the process as they all end (exit_group).  Here no thread-specific data
+ * destructor runs then, so the exit handler walks every list registered
+ * in this process, each with its thread's id (the other threads still
+ * run meanwhile: the process is ending), and drops their registrations in
+ * regions (walked already: the survivors need not).  _exit() and fatal
+ * signals run no handler: lists in regions are walked by the survivors
+ * (src/region/robust.c), others are not. */
+static void
+pf_robust_exit_all(void)
+{
+  struct pf_robust_reg *r;
+  pthread_mutex_lock(&pf_robust_lock);
+  for (r = pf_robust_regs; r; r = r->next) {
+    if (r->head)
+      pf_robust_walk(r->head, r->tid);
+    pf_robust_region_drop(r);
+    r->head = NULL;
+  }
+  pthread_mutex_unlock(&pf_robust_lock);
+}
+
 static void
 pf_robust_init(void)
 {
   (void)pthread_key_create(&pf_robust_key, pf_robust_exit);
   (void)pthread_atfork(NULL, NULL, pf_robust_atfork_child);
+  (void)atexit(pf_robust_exit_all);
 }
 
 /* One word of a dying thread: 0, or -1 to end the walk (a bad address). */
