@@ -74,6 +74,21 @@ pf_vx_member(const struct pf_waiter *w, uint32_t i, pf_ref *ref)
   return &rec->nodes[i % PF_NEST_MAX].n;
 }
 
+/* No member can be woken any more: disarm the parker p (QUEUED -> GONE),
+ * or collect its token, due (D: a waker rang it) or given (G: detached). */
+static void
+pf_vx_disarm(struct pf_waiter *w, struct pf_node *p, int shared)
+{
+  uint32_t st = AO_int_load(&p->state);
+  if (st == PF_W_QUEUED && AO_int_compare_and_swap_full(&p->state, PF_W_QUEUED, PF_W_GONE))
+    st = PF_W_GONE;
+  else
+    st = AO_int_load(&p->state);
+  if (st == PF_W_WAKING || st == PF_W_DETACHED)
+    pf_emu_port->collect(&w->parker, &p->park, shared);
+  AO_int_store(&p->state, PF_W_IDLE);
+}
+
 /* The end (critical section held): every queued member off, the parker
  * disarmed and its token collected if due, the records returned.  The
  * highest index found woken, or -1. */
@@ -82,7 +97,7 @@ pf_vx_end(struct pf_waiter *w)
 {
   struct pf_waiter tmp;
   struct pf_thread *rec, *next;
-  uint32_t i, st;
+  uint32_t i;
   int woken = -1;
 
   memset(&tmp, 0, sizeof tmp);
@@ -97,15 +112,7 @@ pf_vx_end(struct pf_waiter *w)
     }
     AO_int_store(&m->state, PF_W_IDLE);
   }
-  /* no member can be woken now: the parker */
-  st = AO_int_load(&w->n.state);
-  if (st == PF_W_QUEUED && AO_int_compare_and_swap_full(&w->n.state, PF_W_QUEUED, PF_W_GONE))
-    st = PF_W_GONE;
-  else
-    st = AO_int_load(&w->n.state);
-  if (st == PF_W_WAKING || st == PF_W_DETACHED)
-    pf_emu_port->collect(&w->parker, &w->n.park, 0);    /* due (D), or given (G) */
-  AO_int_store(&w->n.state, PF_W_IDLE);
+  pf_vx_disarm(w, &w->n, 0);
   for (rec = w->vx; rec; rec = next) {
     next = rec->vx_next;
     pf_record_return(rec);
@@ -114,6 +121,23 @@ pf_vx_end(struct pf_waiter *w)
   w->vx_n = 0;
   w->vx_pushed = 0;
   return woken;
+}
+
+static int pf_vx_end_region(struct pf_waiter *w);
+
+/* A wait's result: its end (in a critical section), then woken wins over
+ * the park's answer; nothing woken after a detach: -EINTR, as a handler. */
+static int
+pf_vx_result(struct pf_waiter *w, int ret, int region)
+{
+  struct pf_crit c;
+  int woken;
+  pf_crit_enter(&c);
+  woken = region ? pf_vx_end_region(w) : pf_vx_end(w);
+  pf_crit_exit(&c);
+  if (woken >= 0)
+    return woken;
+  return ret == 0 ? -EINTR : ret;
 }
 
 /* ---- In a region ----------------------------------------------------------------------- */
@@ -127,7 +151,7 @@ pf_vx_end_region(struct pf_waiter *w)
   struct pf_table *tab = w->tab;
   struct pf_node *p = w->node;
   struct pf_waiter tmp;
-  uint32_t s, st, left = w->vx_n;
+  uint32_t s, left = w->vx_n;
   int woken = -1;
 
   memset(&tmp, 0, sizeof tmp);
@@ -150,16 +174,8 @@ pf_vx_end_region(struct pf_waiter *w)
     AO_int_store(&m->state, PF_W_IDLE);
     tab->ops->slot_release(tab, m);
   }
-  /* no member can be woken now: the parker */
-  st = AO_int_load(&p->state);
-  if (st == PF_W_QUEUED && AO_int_compare_and_swap_full(&p->state, PF_W_QUEUED, PF_W_GONE))
-    st = PF_W_GONE;
-  else
-    st = AO_int_load(&p->state);
-  if (st == PF_W_WAKING || st == PF_W_DETACHED)
-    pf_emu_port->collect(&w->parker, &p->park, 1);    /* due (D), or given (G) */
   p->pi = 0;
-  AO_int_store(&p->state, PF_W_IDLE);
+  pf_vx_disarm(w, p, 1);
   w->vx_n = 0;
   w->vx_pushed = 0;
   return woken;
@@ -183,7 +199,7 @@ pf_vx_once_region(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *tab
   struct pf_node *p;
   struct pf_crit c;
   uint32_t i;
-  int ret = 0, woken;
+  int ret = 0;
 
   memset(&r, 0, sizeof r);
   r.uaddr = e[0].uaddr;
@@ -250,13 +266,7 @@ pf_vx_once_region(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *tab
       }
     }
   }
-  pf_crit_enter(&c);
-  woken = pf_vx_end_region(w);
-  pf_crit_exit(&c);
-  if (woken >= 0)
-    ret = woken;                            /* woken wins */
-  else if (ret == 0)
-    ret = -EINTR;                           /* detached, nothing woken: as a handler */
+  ret = pf_vx_result(w, ret, 1);
   pthread_cleanup_pop(0);
   pf_self_pop(t, w);
   return ret;
@@ -295,7 +305,7 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, const struct pf_deadline *d
   struct pf_waiter *w;
   struct pf_crit c;
   uint32_t i, k;
-  int ret, woken;
+  int ret;
 
   memset(&r, 0, sizeof r);
   r.uaddr = e[0].uaddr;                     /* private: the claim needs no shared check */
@@ -365,13 +375,7 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, const struct pf_deadline *d
       }
     }
   }
-  pf_crit_enter(&c);
-  woken = pf_vx_end(w);
-  pf_crit_exit(&c);
-  if (woken >= 0)
-    ret = woken;                            /* woken wins */
-  else if (ret == 0)
-    ret = -EINTR;                           /* detached, nothing woken: as a handler */
+  ret = pf_vx_result(w, ret, 0);
 out:
   pthread_cleanup_pop(0);
   pf_self_pop(t, w);
