@@ -132,13 +132,15 @@ pf_rb_walk(const struct pf_rb_view *v, uint64_t head, uint32_t tid)
 }
 
 /* A view of a's words through one of this process's open handles: 0, or
- * -1 (none: nothing to walk through). */
+ * -1 (none: nothing to walk through; or the registry is busy, perhaps
+ * with the very thread whose signal handler waits here: later). */
 static int
 pf_rb_view_of(struct pf_rgn_att *a, struct pf_rb_view *v)
 {
   AO_t i, n;
   int ret = -1;
-  pthread_mutex_lock(&pf_regions_lock);
+  if (pthread_mutex_trylock(&pf_regions_lock) != 0)
+    return -1;
   n = AO_load(&pf_regions_n);
   for (i = 0; i < n; i++) {
     const struct pf_region *rg = (const struct pf_region *)AO_load(&pf_regions[i]);
@@ -164,14 +166,18 @@ pf_rgn_robust_reap(struct pf_rgn_att *a, uint32_t s, uint32_t o)
   struct pf_rb_view v;
   uint64_t head;
   uint32_t tid;
-  if (a->me == 0 || o == a->me || !AO_int_compare_and_swap_full(&n->owner, o, a->me))
+  if (a->me == 0 || o == a->me)
+    return;
+  if (AO_int_load(&n->state) == PF_W_ROBUST && pf_rb_view_of(a, &v) < 0)
+    return;                                   /* no view now: a later look walks it */
+  if (!AO_int_compare_and_swap_full(&n->owner, o, a->me))
     return;
   if (AO_int_load(&n->state) == PF_W_ROBUST) {
     v.dead_base = (uint64_t)n->key_lo | (uint64_t)n->key_hi << 32;
     v.psize = n->bitset;
     head = (uint64_t)n->seq | (uint64_t)n->waker << 32;
     tid = n->pi & PF_PI_TID;
-    if ((v.psize == 4 || v.psize == 8) && pf_rb_view_of(a, &v) == 0)
+    if (v.psize == 4 || v.psize == 8)
       pf_rb_walk(&v, v.dead_base + head, tid);
     (void)AO_int_fetch_and_add_full(&a->hdr->robust, (unsigned int)-1);
   }
