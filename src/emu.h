@@ -274,6 +274,9 @@ struct pf_thread {
    * it), the next lent record; NULL for a thread's own record. */
   struct pf_node *vx_lead;
   pf_ref vx_lead_ref;
+  int vx_lead_shared;              /* the parker is a region's slot (a waitv mixing
+                                      a region's words with private ones): rung with
+                                      a shared unpark, at once */
   struct pf_thread *vx_next;
 };
 /* The private table's node space: record r's level l is reference

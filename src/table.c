@@ -466,6 +466,14 @@ pf_node_wake_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *w
       struct pf_thread *rec = pf_thread_rec(r);
       lead = rec->vx_lead;
       lr = rec->vx_lead_ref;
+      if (lead && rec->vx_lead_shared) {
+        /* the parker is a region's slot (a waitv mixing words): not of
+         * this table's wake list; rung and unparked here, once */
+        l->n++;
+        if (AO_int_compare_and_swap_full(&lead->state, PF_W_QUEUED, PF_W_WAKING))
+          pf_emu_port->unpark(&lead->park, 1);      /* the last touch (wait.c (D)) */
+        return;
+      }
     } else {
       lr = PF_VX_LEAD(w->pi);
       lead = pf_node_get(tab, lr);

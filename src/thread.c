@@ -160,6 +160,7 @@ pf_record_lend(void)
   struct pf_thread *t = pf_pool_take();
   if (t) {
     t->vx_lead = NULL;
+    t->vx_lead_shared = 0;
     t->vx_next = NULL;
   }
   return t;
@@ -169,6 +170,7 @@ void
 pf_record_return(struct pf_thread *t)
 {
   t->vx_lead = NULL;
+  t->vx_lead_shared = 0;
   t->vx_next = NULL;
   pf_pool_give(t);
 }

@@ -40,10 +40,18 @@
  *             exit end it (thread.c pf_waiter_abandon): the same end.
  *
  * The words: private ones and shared ones outside shared regions (both
- * keyed in this process's table), or shared words of one region: there
- * the parker and the members are region slots (pf_vx_once_region), so a
- * waker in another process reaches them.  Words of two tables (a
- * region's with private ones, or two regions'): EINVAL, not yet. */
+ * keyed in this process's table), and shared words of one region.  With
+ * a region's words the parker is this wait's slot of that region (on no
+ * queue, `pi` PF_VX_PARKER: a rebuild leaves it alone), and each of those
+ * words' members is a slot naming it (PF_VX_MEMBER: entry index and the
+ * parker's reference), so a waker in another process of the region finds
+ * and rings it under the member's bucket lock (src/table.c); the private
+ * members' wakers, threads of this process, ring it at once with a
+ * shared unpark.  Such a wait parks in one-second slices: a member found
+ * WAKING with the parker still armed was counted by a waker that died
+ * before ringing it: woken (wait.c (R)).  The words of two regions:
+ * EINVAL (a waker in a process attached to one region only could not
+ * reach a parker in the other). */
 #include "emu.h"
 #include "os.h"
 
@@ -60,59 +68,81 @@ struct pf_vx_entry {
   uint32_t *uaddr;
   uint32_t val;
   struct pf_key key;
+  struct pf_table *tab;            /* the private table, or the call's region's */
 };
 
-/* Member i of w: its node and reference. */
+/* Private member k of w (the k-th entry in the private table): its node
+ * and reference. */
 static struct pf_node *
-pf_vx_member(const struct pf_waiter *w, uint32_t i, pf_ref *ref)
+pf_vx_member(const struct pf_waiter *w, uint32_t k, pf_ref *ref)
 {
   struct pf_thread *rec = w->vx;
-  uint32_t k;
-  for (k = 0; k < i / PF_NEST_MAX; k++)
+  uint32_t j;
+  for (j = 0; j < k / PF_NEST_MAX; j++)
     rec = rec->vx_next;
-  *ref = rec->index * PF_NEST_MAX + i % PF_NEST_MAX + 1;
-  return &rec->nodes[i % PF_NEST_MAX].n;
+  *ref = rec->index * PF_NEST_MAX + k % PF_NEST_MAX + 1;
+  return &rec->nodes[k % PF_NEST_MAX].n;
 }
 
-/* No member can be woken any more: disarm the parker p (QUEUED -> GONE),
- * or collect its token, due (D: a waker rang it) or given (G: detached). */
-static void
-pf_vx_disarm(struct pf_waiter *w, struct pf_node *p, int shared)
+/* The end (critical section held): every member off its queue under its
+ * bucket's lock (GONE, or found WAKING: woken), the private ones' records
+ * returned, the region's slots given back (found by the parker they
+ * name), then the parker disarmed, or its token collected: due (D: a
+ * waker rang it) or given (G: detached).  The highest index found woken,
+ * or -1. */
+static int
+pf_vx_end(struct pf_waiter *w)
 {
-  uint32_t st = AO_int_load(&p->state);
+  struct pf_table *ptab = w->tab;
+  struct pf_node *p = w->node;
+  struct pf_waiter tmp;
+  struct pf_thread *rec, *next;
+  uint32_t k, s, st;
+  int woken = -1;
+
+  memset(&tmp, 0, sizeof tmp);
+  tmp.tab = &pf_table;
+  for (k = 0; k < w->vx_pushed; k++) {
+    pf_ref ref;
+    struct pf_node *m = pf_vx_member(w, k, &ref);
+    tmp.node = m;
+    if (!pf_waiter_dequeue(&tmp, PF_W_GONE, 0) && AO_int_load(&m->state) == PF_W_WAKING) {
+      if ((int)m->seq > woken)
+        woken = (int)m->seq;                            /* its entry's index */
+      AO_fetch_and_add1(&pf_vx_woken_total);
+    }
+    AO_int_store(&m->state, PF_W_IDLE);
+  }
+  if (ptab->slots) {
+    tmp.tab = ptab;
+    for (s = 0; s < ptab->nslots; s++) {
+      struct pf_node *m = &ptab->slots[s];
+      uint32_t pi = m->pi;
+      if ((pi & PF_PI_KIND) != PF_PI_VX || pi == PF_VX_PARKER || PF_VX_LEAD(pi) != (uint32_t)w->ref
+          || !ptab->ops->slot_mine(ptab, m))
+        continue;
+      if (AO_int_load(&m->state) != PF_W_IDLE) {        /* queued (IDLE: claimed only) */
+        tmp.node = m;
+        if (!pf_waiter_dequeue(&tmp, PF_W_GONE, 0) && AO_int_load(&m->state) == PF_W_WAKING) {
+          if ((int)PF_VX_INDEX(pi) > woken)
+            woken = (int)PF_VX_INDEX(pi);
+          AO_fetch_and_add1(&pf_vx_woken_total);
+        }
+      }
+      AO_int_store(&m->state, PF_W_IDLE);
+      ptab->ops->slot_release(ptab, m);
+    }
+  }
+  /* no member can be woken now: the parker */
+  st = AO_int_load(&p->state);
   if (st == PF_W_QUEUED && AO_int_compare_and_swap_full(&p->state, PF_W_QUEUED, PF_W_GONE))
     st = PF_W_GONE;
   else
     st = AO_int_load(&p->state);
   if (st == PF_W_WAKING || st == PF_W_DETACHED)
-    pf_emu_port->collect(&w->parker, &p->park, shared);
+    pf_emu_port->collect(&w->parker, &p->park, ptab->slots != NULL);
+  p->pi = 0;
   AO_int_store(&p->state, PF_W_IDLE);
-}
-
-/* The end (critical section held): every queued member off, the parker
- * disarmed and its token collected if due, the records returned.  The
- * highest index found woken, or -1. */
-static int
-pf_vx_end(struct pf_waiter *w)
-{
-  struct pf_waiter tmp;
-  struct pf_thread *rec, *next;
-  uint32_t i;
-  int woken = -1;
-
-  memset(&tmp, 0, sizeof tmp);
-  tmp.tab = &pf_table;
-  for (i = 0; i < w->vx_pushed; i++) {
-    pf_ref ref;
-    struct pf_node *m = pf_vx_member(w, i, &ref);
-    tmp.node = m;
-    if (!pf_waiter_dequeue(&tmp, PF_W_GONE, 0) && AO_int_load(&m->state) == PF_W_WAKING) {
-      woken = (int)i;
-      AO_fetch_and_add1(&pf_vx_woken_total);
-    }
-    AO_int_store(&m->state, PF_W_IDLE);
-  }
-  pf_vx_disarm(w, &w->n, 0);
   for (rec = w->vx; rec; rec = next) {
     next = rec->vx_next;
     pf_record_return(rec);
@@ -121,155 +151,6 @@ pf_vx_end(struct pf_waiter *w)
   w->vx_n = 0;
   w->vx_pushed = 0;
   return woken;
-}
-
-static int pf_vx_end_region(struct pf_waiter *w);
-
-/* A wait's result: its end (in a critical section), then woken wins over
- * the park's answer; nothing woken after a detach: -EINTR, as a handler. */
-static int
-pf_vx_result(struct pf_waiter *w, int ret, int region)
-{
-  struct pf_crit c;
-  int woken;
-  pf_crit_enter(&c);
-  woken = region ? pf_vx_end_region(w) : pf_vx_end(w);
-  pf_crit_exit(&c);
-  if (woken >= 0)
-    return woken;
-  return ret == 0 ? -EINTR : ret;
-}
-
-/* ---- In a region ----------------------------------------------------------------------- */
-/* The end of a region waitv (critical section held): every member slot of
- * the wait (its `pi` names the parker, w's slot) off its queue under its
- * bucket's lock and given back, then the parker disarmed and its token
- * collected if due: as pf_vx_end.  The highest index found woken, or -1. */
-static int
-pf_vx_end_region(struct pf_waiter *w)
-{
-  struct pf_table *tab = w->tab;
-  struct pf_node *p = w->node;
-  struct pf_waiter tmp;
-  uint32_t s, left = w->vx_n;
-  int woken = -1;
-
-  memset(&tmp, 0, sizeof tmp);
-  tmp.tab = tab;
-  for (s = 0; s < tab->nslots && left > 0; s++) {
-    struct pf_node *m = &tab->slots[s];
-    uint32_t pi = m->pi;
-    if ((pi & PF_PI_KIND) != PF_PI_VX || pi == PF_VX_PARKER || PF_VX_LEAD(pi) != (uint32_t)w->ref
-        || !tab->ops->slot_mine(tab, m))
-      continue;
-    left--;
-    if (AO_int_load(&m->state) != PF_W_IDLE) {        /* queued (IDLE: claimed only) */
-      tmp.node = m;
-      if (!pf_waiter_dequeue(&tmp, PF_W_GONE, 0) && AO_int_load(&m->state) == PF_W_WAKING) {
-        if ((int)PF_VX_INDEX(pi) > woken)
-          woken = (int)PF_VX_INDEX(pi);
-        AO_fetch_and_add1(&pf_vx_woken_total);
-      }
-    }
-    AO_int_store(&m->state, PF_W_IDLE);
-    tab->ops->slot_release(tab, m);
-  }
-  p->pi = 0;
-  pf_vx_disarm(w, p, 1);
-  w->vx_n = 0;
-  w->vx_pushed = 0;
-  return woken;
-}
-
-/* One waitv on words of one region: the parker is this wait's slot (on
- * no queue, PF_VX_PARKER: a rebuild leaves it alone), each member a slot
- * of its own naming it; a waker rings it as in the private table
- * (src/table.c).  A member found WAKING after a slice with the parker
- * still armed: its waker died before ringing it, and it counted the
- * member: woken (wait.c (R)). */
-static PF_NOINLINE int
-pf_vx_once_region(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *tab,
-                  const struct pf_deadline *dl, int async)
-{
-  volatile char here = 0;
-  pf_ref mref[PF_WAITV_MAX];
-  struct pf_req r;
-  struct pf_thread *t;
-  struct pf_waiter *w;
-  struct pf_node *p;
-  struct pf_crit c;
-  uint32_t i;
-  int ret = 0;
-
-  memset(&r, 0, sizeof r);
-  r.uaddr = e[0].uaddr;
-  r.flags = PF_F_SHARED;
-  if ((ret = pf_waiter_claim(&r, tab, (uintptr_t)&here, &t, &w)) < 0)
-    return ret;
-  p = w->node;
-  pthread_cleanup_push(pf_wait_cancelled, w);
-  p->bucket = 0;
-  p->linked = 0;
-  p->counted = 0;
-  p->pushed = 0;
-  p->pi = PF_VX_PARKER;
-  w->vx = NULL;
-  w->vx_pushed = 0;
-  /* the members' slots (a claim may reclaim dead processes' slots, which
-   * takes bucket locks: inside a critical section) */
-  pf_crit_enter(&c);
-  AO_int_store(&p->state, PF_W_QUEUED);     /* armed, before any member queues */
-  w->vx_n = nr;
-  for (i = 0; i < nr; i++) {
-    if ((ret = tab->ops->slot_claim(tab, &mref[i], 1)) < 0)
-      break;
-    tab->slots[mref[i] - 1].pi = PF_VX_MEMBER(i, w->ref);
-  }
-  pf_crit_exit(&c);
-
-  /* queue the members, each as a plain waiter queues (wait.c (A), (H)) */
-  for (i = 0; ret == 0 && i < nr; i++) {
-    struct pf_node *m = &tab->slots[mref[i] - 1];
-    uint32_t idx = pf_key_bucket(tab, &e[i].key);
-    pf_node_prepare(m, &e[i].key, idx, PFUTEX_BITSET_MATCH_ANY, PF_VX_MEMBER(i, w->ref));
-    m->seq = tab->ops->next_seq(tab);
-    AO_int_store(&m->state, PF_W_QUEUED);
-    AO_int_fetch_and_add_full(&tab->buckets[idx].waiters, 1);      /* (A) */
-    m->counted = 1;
-    pf_bucket_push(tab, idx, m, mref[i]);                           /* (H) */
-    w->vx_pushed = i + 1;
-    if (pf_word_load(e[i].uaddr) != e[i].val)
-      ret = -EAGAIN;
-  }
-  if (ret == 0) {
-    for (;;) {
-      struct pf_deadline slice;
-      int last;
-      pf_slice_ns(dl, PF_REGION_SLICE_NS, &slice, &last);
-      ret = pf_waiter_park(w, &slice, async);
-      if (ret == -ETIMEDOUT && !last) {
-        for (i = 0; i < w->vx_pushed; i++)
-          if (AO_int_load(&tab->slots[mref[i] - 1].state) == PF_W_WAKING)
-            break;
-        if (i < w->vx_pushed) {
-          ret = 0;                          /* counted, its waker gone: woken */
-          break;
-        }
-        continue;
-      }
-      if (ret != 0 || AO_int_load(&p->state) != PF_W_QUEUED)
-        break;
-      {                                     /* a surplus token: back, as wait.c does */
-        unsigned int tok = AO_int_load(&p->park.word);
-        if (tok != 0)
-          (void)AO_int_compare_and_swap_full(&p->park.word, tok, 0);
-      }
-    }
-  }
-  ret = pf_vx_result(w, ret, 1);
-  pthread_cleanup_pop(0);
-  pf_self_pop(t, w);
-  return ret;
 }
 
 void
@@ -283,100 +164,157 @@ void
 pf_vx_abandon(struct pf_waiter *w)
 {
   struct pf_table *tab = w->tab;
+  (void)pf_vx_end(w);
   if (tab && tab->slots) {
-    (void)pf_vx_end_region(w);
     tab->ops->slot_release(tab, w->node);
     tab->ops->wait_end(tab);
-  } else {
-    (void)pf_vx_end(w);
   }
   w->tab = NULL;
   w->node = &w->n;
 }
 
-/* One waitv: claim the level (the parker), lend records, queue the
- * members, sleep, end.  Out of line, as pf_emu_wait_once (wait.c (X)). */
+/* Is any member WAKING (a region waitv after a slice, its parker still
+ * armed: a waker that counted it died before ringing: wait.c (R))? */
+static int
+pf_vx_any_waking(const struct pf_waiter *w, const pf_ref *mref, uint32_t nr)
+{
+  uint32_t i, k;
+  for (k = 0; k < w->vx_pushed; k++) {
+    pf_ref ref;
+    if (AO_int_load(&pf_vx_member(w, k, &ref)->state) == PF_W_WAKING)
+      return 1;
+  }
+  for (i = 0; i < nr; i++)
+    if (mref[i] && AO_int_load(&w->tab->slots[mref[i] - 1].state) == PF_W_WAKING)
+      return 1;
+  return 0;
+}
+
+/* One waitv: claim the level (the parker: the thread's node, or with a
+ * region's words a slot of that region), lend records for the private
+ * members and claim slots for the region's, queue them in entry order,
+ * sleep, end.  Out of line, as pf_emu_wait_once (wait.c (X)). */
 static PF_NOINLINE int
-pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, const struct pf_deadline *dl, int async)
+pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *rtab,
+           const struct pf_deadline *dl, int async)
 {
   volatile char here = 0;
+  pf_ref mref[PF_WAITV_MAX];
+  struct pf_table *ptab = rtab ? rtab : &pf_table;
   struct pf_req r;
   struct pf_thread *t, *rec, **tail;
   struct pf_waiter *w;
+  struct pf_node *p;
   struct pf_crit c;
-  uint32_t i, k;
-  int ret;
+  uint32_t i, k, np = 0;
+  int ret = 0, woken;
 
   memset(&r, 0, sizeof r);
-  r.uaddr = e[0].uaddr;                     /* private: the claim needs no shared check */
-  if ((ret = pf_waiter_claim(&r, &pf_table, (uintptr_t)&here, &t, &w)) < 0)
+  r.uaddr = e[0].uaddr;
+  for (i = 0; i < nr; i++) {
+    mref[i] = 0;
+    if (e[i].tab == &pf_table)
+      np++;
+    else
+      r.uaddr = e[i].uaddr;                 /* the parker's table: the region's */
+  }
+  r.flags = rtab ? PF_F_SHARED : 0;
+  if ((ret = pf_waiter_claim(&r, ptab, (uintptr_t)&here, &t, &w)) < 0)
     return ret;
+  p = w->node;
   pthread_cleanup_push(pf_wait_cancelled, w);
-  w->n.bucket = 0;
-  w->n.linked = 0;
-  w->n.counted = 0;
-  w->n.pi = 0;
-  /* the records for the members (the pool's lock: inside a critical
-   * section); vx_n set last, once the chain is whole */
+  p->bucket = 0;
+  p->linked = 0;
+  p->counted = 0;
+  p->pushed = 0;
+  p->pi = rtab ? PF_VX_PARKER : 0;
+  /* the private members' records (the pool's lock) and the region's
+   * slots (a claim may reclaim dead processes' slots, which takes bucket
+   * locks): inside a critical section; vx_n set last */
   pf_crit_enter(&c);
   w->vx = NULL;
   w->vx_pushed = 0;
   tail = &w->vx;
-  ret = 0;
-  for (k = 0; k < (nr + PF_NEST_MAX - 1) / PF_NEST_MAX; k++) {
+  for (k = 0; k < (np + PF_NEST_MAX - 1) / PF_NEST_MAX; k++) {
     if (!(rec = pf_record_lend())) {
       ret = -ENOMEM;
       break;
     }
-    rec->vx_lead = &w->n;
+    rec->vx_lead = p;
     rec->vx_lead_ref = w->ref;
+    rec->vx_lead_shared = rtab != NULL;
     *tail = rec;
     tail = &rec->vx_next;
   }
-  if (ret == 0) {
-    AO_int_store(&w->n.state, PF_W_QUEUED);   /* armed, before any member queues */
-    w->vx_n = nr;
-  } else {
-    for (rec = w->vx; rec; rec = w->vx) {
-      w->vx = rec->vx_next;
-      pf_record_return(rec);
-    }
+  AO_int_store(&p->state, PF_W_QUEUED);     /* armed, before any member queues */
+  w->vx_n = nr;
+  for (i = 0; ret == 0 && i < nr; i++) {
+    if (e[i].tab == &pf_table)
+      continue;
+    if ((ret = rtab->ops->slot_claim(rtab, &mref[i], 1)) < 0)
+      mref[i] = 0;
+    else
+      rtab->slots[mref[i] - 1].pi = PF_VX_MEMBER(i, w->ref);
   }
   pf_crit_exit(&c);
-  if (ret < 0)
-    goto out;
 
-  /* queue the members, each as a plain waiter queues (wait.c (A), (H)) */
-  for (i = 0; i < nr; i++) {
+  /* queue the members in entry order, each as a plain waiter queues
+   * (wait.c (A), (H)), each word read after its member is queued */
+  for (i = 0, k = 0; ret == 0 && i < nr; i++) {
+    struct pf_table *tab = e[i].tab;
+    uint32_t idx = pf_key_bucket(tab, &e[i].key);
+    struct pf_node *m;
     pf_ref ref;
-    struct pf_node *m = pf_vx_member(w, i, &ref);
-    uint32_t idx = pf_key_bucket(&pf_table, &e[i].key);
-    pf_node_prepare(m, &e[i].key, idx, PFUTEX_BITSET_MATCH_ANY, PF_PI_VX);
+    if (tab == &pf_table) {
+      m = pf_vx_member(w, k, &ref);
+      pf_node_prepare(m, &e[i].key, idx, PFUTEX_BITSET_MATCH_ANY, PF_PI_VX);
+      m->seq = i;                           /* its entry (pf_vx_end) */
+    } else {
+      ref = mref[i];
+      m = &tab->slots[ref - 1];
+      pf_node_prepare(m, &e[i].key, idx, PFUTEX_BITSET_MATCH_ANY, PF_VX_MEMBER(i, w->ref));
+      m->seq = tab->ops->next_seq(tab);
+    }
     AO_int_store(&m->state, PF_W_QUEUED);
-    AO_int_fetch_and_add_full(&pf_table.buckets[idx].waiters, 1);   /* (A) */
+    AO_int_fetch_and_add_full(&tab->buckets[idx].waiters, 1);      /* (A) */
     m->counted = 1;
-    pf_bucket_push(&pf_table, idx, m, ref);                         /* (H) */
-    w->vx_pushed = i + 1;
-    if (pf_word_load(e[i].uaddr) != e[i].val) {
+    pf_bucket_push(tab, idx, m, ref);                               /* (H) */
+    if (tab == &pf_table)
+      w->vx_pushed = ++k;
+    if (pf_word_load(e[i].uaddr) != e[i].val)
       ret = -EAGAIN;
-      break;
-    }
   }
-  if (ret == 0) {
-    /* sleep until the parker is rung, the deadline, or a handler */
-    for (;;) {
-      ret = pf_waiter_park(w, dl, async);
-      if (ret != 0 || AO_int_load(&w->n.state) != PF_W_QUEUED)
+  /* sleep until the parker is rung, the deadline, or a handler; with a
+   * region's words in slices of PF_REGION_SLICE_NS (the (R) check) */
+  while (ret == 0) {
+    struct pf_deadline slice;
+    int last = 1;
+    if (rtab)
+      pf_slice_ns(dl, PF_REGION_SLICE_NS, &slice, &last);
+    ret = pf_waiter_park(w, last ? dl : &slice, async);
+    if (ret == -ETIMEDOUT && !last) {
+      if (pf_vx_any_waking(w, mref, nr)) {
+        ret = 0;                            /* counted, its waker gone: woken */
         break;
-      {                                     /* a surplus token: back, as wait.c does */
-        unsigned int tok = AO_int_load(&w->n.park.word);
-        if (tok != 0)
-          (void)AO_int_compare_and_swap_full(&w->n.park.word, tok, 0);
       }
+      ret = 0;
+      continue;
+    }
+    if (ret != 0 || AO_int_load(&p->state) != PF_W_QUEUED)
+      break;
+    {                                       /* a surplus token: back, as wait.c does */
+      unsigned int tok = AO_int_load(&p->park.word);
+      if (tok != 0)
+        (void)AO_int_compare_and_swap_full(&p->park.word, tok, 0);
     }
   }
-  ret = pf_vx_result(w, ret, 0);
-out:
+  pf_crit_enter(&c);
+  woken = pf_vx_end(w);
+  pf_crit_exit(&c);
+  if (woken >= 0)
+    ret = woken;                            /* woken wins */
+  else if (ret == 0)
+    ret = -EINTR;                           /* detached, nothing woken: as a handler */
   pthread_cleanup_pop(0);
   pf_self_pop(t, w);
   return ret;
@@ -432,10 +370,12 @@ pf_emu_waitv(struct pfutex_waitv *uw, unsigned int nr, unsigned int flags,
       return ret;
     if ((ret = pf_word_check(ua)) < 0)
       return ret;
-    if (i == 0)
+    if (tab != &pf_table) {
+      if (vtab && tab != vtab)
+        return -EINVAL;                     /* the words of two regions (above) */
       vtab = tab;
-    else if (tab != vtab)
-      return -EINVAL;                       /* words of two tables: not yet (above) */
+    }
+    e[i].tab = tab;
     if ((v[i].flags & PFUTEX2_PRIVATE) == 0 && (ret = pf_os_shared_key_check(ua)) < 0)
       return ret;
     e[i].uaddr = ua;
@@ -448,8 +388,7 @@ pf_emu_waitv(struct pfutex_waitv *uw, unsigned int nr, unsigned int flags,
   pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &type);       /* wait.c (X) */
   async = type == PTHREAD_CANCEL_ASYNCHRONOUS;
   for (;;) {
-    ret = vtab == &pf_table ? pf_vx_once(e, nr, dlp, async)
-                            : pf_vx_once_region(e, nr, vtab, dlp, async);
+    ret = pf_vx_once(e, nr, vtab, dlp, async);
     if (ret != -EINTR || !pf_sig_restartable())
       break;
     for (i = 0; i < nr; i++)                /* futex_waitv(2) restarts: the words again */

@@ -12,8 +12,10 @@
  *   4  WAKE_OP: the second word's waiter woken through the op's second
  *      wake: index 1
  *   5  a word that differs: EAGAIN at once; an absolute timeout:
- *      ETIMEDOUT; words of the region mixed with a private word: the
- *      kernel's answer (noted; emulation: EINVAL, not yet)
+ *      ETIMEDOUT, also with a private word beside the region's
+ *   8  a region's word and a private word in one call: woken through the
+ *      region's word from another process (index 0), or through the
+ *      private word by a thread of the waiter's process (index 1)
  *   6  a child killed in its waitv: a wake of its words counts 0
  *   7  eight children in waitv on overlapping word sets, woken word by
  *      word: every child returns, and the wakes' counts sum to the
@@ -30,6 +32,7 @@ main(void)
 }
 #else
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
@@ -65,6 +68,39 @@ do_waitv(const int *idx, int n, long ms)
   pft_timespec_add_ns(&dl, ms * 1000000LL);
   r = pfutex_waitv(v, (unsigned int)n, 0, &dl, PFUTEX_CLOCK_MONOTONIC);
   return r < 0 ? -errno : r;
+}
+
+/* Phase 8: waitv on the region's w[0] and this process's privword. */
+static long
+mixed_waitv(long ms)
+{
+  struct pfutex_waitv v[2];
+  struct timespec dl;
+  long r;
+  memset(v, 0, sizeof v);
+  v[0].uaddr = (uint64_t)(uintptr_t)&sh->w[0];
+  v[0].flags = PFUTEX2_SIZE_U32;
+  v[1].uaddr = (uint64_t)(uintptr_t)&privword;
+  v[1].flags = PFUTEX2_SIZE_U32 | PFUTEX2_PRIVATE;
+  clock_gettime(CLOCK_MONOTONIC, &dl);
+  pft_timespec_add_ns(&dl, ms * 1000000LL);
+  r = pfutex_waitv(v, 2, 0, &dl, PFUTEX_CLOCK_MONOTONIC);
+  return r < 0 ? -errno : r;
+}
+
+/* A thread of the waiter's process: once the waiter sleeps, a private
+ * wake of privword. */
+static void *
+mixed_waker(void *arg)
+{
+  (void)arg;
+  while (!__atomic_load_n(&sh->ready[0], __ATOMIC_SEQ_CST))
+    usleep(200);
+  pft_wait_asleep(sh->tid[0]);
+  usleep(20000);
+  if (pfutex_wake(&privword, PFUTEX_BITSET_MATCH_ANY, 1, PFUTEX_PRIVATE) != 1)
+    sh->ret[1] = -1;
+  return NULL;
 }
 
 static pid_t
@@ -209,11 +245,40 @@ main(void)
     pft_timespec_add_ns(&dl, 50000000LL);
     x = pfutex_waitv(v, 2, 0, &dl, PFUTEX_CLOCK_MONOTONIC);
     x = x < 0 ? -errno : x;
-    if (pft_backend_is_emu())
-      ok(x == -EINVAL, "5: a region's word with a private one: EINVAL under emulation (not yet; "
-                       "Linux: ETIMEDOUT): %s", rs(x));
-    else
-      ok(x == -ETIMEDOUT, "5: a region's word with a private one: %s", rs(x));
+    ok(x == -ETIMEDOUT, "5: a region's word with a private one, nobody waking: %s", rs(x));
+  }
+
+  /* 8: a region's word and a private word in one call: woken through
+   * either (the private one by a thread of the waiter's process, the
+   * region's from another process) */
+  {
+    int which;
+    for (which = 0; which < 2; which++) {
+      reset();
+      p = fork();
+      if (p < 0)
+        sysbail("fork");
+      if (p == 0) {
+        pthread_t th;
+        ru_child_alarm(60);
+        privword = 0;
+        sh->tid[0] = pft_gettid();
+        if (which == 1 && pthread_create(&th, NULL, mixed_waker, NULL) != 0)
+          _exit(3);
+        __atomic_store_n(&sh->ready[0], 1, __ATOMIC_SEQ_CST);
+        sh->ret[0] = mixed_waitv(10000);
+        __atomic_store_n(&sh->done[0], 1, __ATOMIC_SEQ_CST);
+        if (which == 1)
+          pthread_join(th, NULL);
+        _exit(0);
+      }
+      asleep(p, 0);
+      r = which == 0 ? wake(0, 1) : 1;
+      ru_reap(p);
+      ok(r == 1 && sh->ret[0] == (which == 0 ? 0 : 1),
+         "8: a region's word and a private word, the %s woken: index %s", which == 0 ? "region's word (from another process)" : "private word (by a thread of the waiter)",
+         rs(sh->ret[0]));
+    }
   }
 
   /* 6 */

@@ -4,11 +4,12 @@
  * pick a word, add 1 to it, wake 1 waiter of it.  Some waits are timed
  * out short (0-300 us) to race the wakes.  PFUTEX_STORM_SECONDS (default
  * 2, at least 2.5: a wait stuck by a lost wakeup must run into its 1 s
- * timeout meanwhile) of it four times: private words; private words with signals
+ * timeout meanwhile) of it five times: private words; private words with signals
  * (SIGUSR1 every 5 ms, a handler, SA_RESTART: a detached wait restarts,
  * which would hide a lost ring from the timeout check, so the plain runs
- * come first); shared words; shared words in a region (not on Windows:
- * its regions are tested elsewhere).  Checks:
+ * come first); shared words; shared words in a region; a region's words
+ * and private words in each call (not on Windows: its regions are tested
+ * elsewhere).  Checks:
  *   - every waitv returned an index, EAGAIN or ETIMEDOUT (nothing else);
  *   - under emulation, exactly: the wakes' counts add up to the members
  *     the waits found woken at their ends (src/waitv.c pf_vx_woken_total:
@@ -44,8 +45,22 @@
 #define PF_WS_WAKERS 2
 
 static uint32_t words_mem[PF_WS_WORDS];
-static uint32_t *words = words_mem;      /* or a region's (the last run) */
+static uint32_t *words = words_mem;      /* or a region's (the last runs) */
 static unsigned int ws_flags;             /* PFUTEX2_PRIVATE or 0 */
+static int ws_mixed;                     /* odd words private, in words_mem */
+
+/* Word i of this run and its flags (PFUTEX2_PRIVATE or 0). */
+static uint32_t *
+ws_word(int i)
+{
+  return ws_mixed && (i & 1) ? &words_mem[i] : &words[i];
+}
+
+static unsigned int
+ws_wflags(int i)
+{
+  return ws_mixed && (i & 1) ? PFUTEX2_PRIVATE : ws_flags;
+}
 static volatile int ws_stop;
 static volatile int ws_out[PF_WS_WAITERS + 1];     /* a waiter has left its loop */
 static volatile long ws_idx, ws_again, ws_timedout, ws_long_timeouts, ws_other, ws_wakes;
@@ -79,9 +94,9 @@ ws_waiter(void *arg)
     int i, shortt = ws_rand(&seed) % 4 == 0;
     long r;
     for (i = 0; i < PF_WS_WORDS; i++) {
-      v[i].uaddr = (uintptr_t)&words[i];
-      v[i].val = __atomic_load_n(&words[i], __ATOMIC_ACQUIRE);
-      v[i].flags = PFUTEX2_SIZE_U32 | ws_flags;
+      v[i].uaddr = (uintptr_t)ws_word(i);
+      v[i].val = __atomic_load_n(ws_word(i), __ATOMIC_ACQUIRE);
+      v[i].flags = PFUTEX2_SIZE_U32 | ws_wflags(i);
       v[i].__reserved = 0;
     }
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -117,9 +132,9 @@ ws_waker(void *arg)
   unsigned int seed = (unsigned int)(uintptr_t)arg * 40503u + 7;
   while (!__atomic_load_n(&ws_stop, __ATOMIC_ACQUIRE)) {
     int i = ws_rand(&seed) % PF_WS_WORDS, n;
-    __atomic_fetch_add(&words[i], 1, __ATOMIC_RELEASE);
-    n = pfutex_wake(&words[i], PFUTEX_BITSET_MATCH_ANY, 1,
-                    (ws_flags & PFUTEX2_PRIVATE) ? PFUTEX_PRIVATE : 0);
+    __atomic_fetch_add(ws_word(i), 1, __ATOMIC_RELEASE);
+    n = pfutex_wake(ws_word(i), PFUTEX_BITSET_MATCH_ANY, 1,
+                    (ws_wflags(i) & PFUTEX2_PRIVATE) ? PFUTEX_PRIVATE : 0);
     if (n > 0)
       __atomic_fetch_add(&ws_wakes, n, __ATOMIC_RELAXED);
     if (ws_rand(&seed) % 64 == 0)
@@ -136,6 +151,7 @@ ws_run(const char *what, double secs, int signals)
   int i;
   long before = 0, members = 0;
   memset(words, 0, PF_WS_WORDS * sizeof words[0]);
+  memset(words_mem, 0, sizeof words_mem);
   memset((void *)ws_out, 0, sizeof ws_out);
   ws_stop = 0;
   ws_idx = ws_again = ws_timedout = ws_long_timeouts = ws_other = ws_wakes = ws_signals = 0;
@@ -173,9 +189,9 @@ ws_run(const char *what, double secs, int signals)
         break;
       }
       for (j = 0; j < PF_WS_WORDS; j++) {
-        __atomic_fetch_add(&words[j], 1, __ATOMIC_RELEASE);
-        n = pfutex_wake(&words[j], PFUTEX_BITSET_MATCH_ANY, PF_WS_WAITERS,
-                        (ws_flags & PFUTEX2_PRIVATE) ? PFUTEX_PRIVATE : 0);
+        __atomic_fetch_add(ws_word(j), 1, __ATOMIC_RELEASE);
+        n = pfutex_wake(ws_word(j), PFUTEX_BITSET_MATCH_ANY, PF_WS_WAITERS,
+                        (ws_wflags(j) & PFUTEX2_PRIVATE) ? PFUTEX_PRIVATE : 0);
         if (n > 0)
           __atomic_fetch_add(&ws_wakes, n, __ATOMIC_RELAXED);
       }
@@ -240,6 +256,9 @@ main(void)
       sysbail("pfutex_region_anon");
     words = pfutex_region_addr(rg);
     ws_run("region", secs, 0);
+    ws_mixed = 1;                           /* a region's words and private ones */
+    ws_run("region and private", secs, 0);
+    ws_mixed = 0;
     words = words_mem;
     ok(pfutex_region_close(rg) == 0, "region: closes");
   }
