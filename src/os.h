@@ -24,15 +24,14 @@ int pf_os_probe_write(const void *p);
 int pf_os_shared_key_check(const void *p);
 
 /* The calling thread's id in PI and robust futex words (pfutex_tid): 1 ..
- * FUTEX_TID_MASK.  Linux: gettid() (ports/linux/mem.c); Windows: the
- * thread id (ports/win32/os.c); elsewhere (src/os_generic.c) a
- * per-process counter beside the pid, unique among the live threads of
- * processes whose pids differ in their low 17 bits only (not yet an id
- * allocated in a region: see doc/internals.md). */
+ * FUTEX_TID_MASK.  Linux: gettid(); Windows: the thread id
+ * (ports/win32/os.c); elsewhere the pid beside a slot the thread keeps
+ * until it exits, unique among live threads system-wide (src/tid.c). */
 pid_t pf_os_tid(void);
 /* Is there a thread whose id (pf_os_tid's) is tid?  0 only when the OS
  * says there is none (then FUTEX_LOCK_PI answers ESRCH, as Linux's does):
- * Linux kill(tid, 0); Windows OpenThread; elsewhere 1 (cannot tell). */
+ * Linux kill(tid, 0) and /proc; Windows OpenThread; elsewhere the process
+ * gone (kill(pid, 0)), or in this process the slot given back. */
 int pf_os_tid_alive(uint32_t tid);
 
 /* ---- Regions: which processes are alive (src/region/live.c) -------------
