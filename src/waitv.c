@@ -78,8 +78,10 @@ pf_vx_member(const struct pf_waiter *w, uint32_t k, pf_ref *ref)
 {
   struct pf_thread *rec = w->vx;
   uint32_t j;
-  for (j = 0; j < k / PF_NEST_MAX; j++)
+  for (j = 0; rec && j < k / PF_NEST_MAX; j++)
     rec = rec->vx_next;
+  if (!rec)
+    return NULL;                            /* (never: a record per 8 members) */
   *ref = rec->index * PF_NEST_MAX + k % PF_NEST_MAX + 1;
   return &rec->nodes[k % PF_NEST_MAX].n;
 }
@@ -105,6 +107,8 @@ pf_vx_end(struct pf_waiter *w)
   for (k = 0; k < w->vx_pushed; k++) {
     pf_ref ref;
     struct pf_node *m = pf_vx_member(w, k, &ref);
+    if (!m)
+      break;
     tmp.node = m;
     if (!pf_waiter_dequeue(&tmp, PF_W_GONE, 0) && AO_int_load(&m->state) == PF_W_WAKING) {
       if ((int)m->seq > woken)
@@ -181,7 +185,8 @@ pf_vx_any_waking(const struct pf_waiter *w, const pf_ref *mref, uint32_t nr)
   uint32_t i, k;
   for (k = 0; k < w->vx_pushed; k++) {
     pf_ref ref;
-    if (AO_int_load(&pf_vx_member(w, k, &ref)->state) == PF_W_WAKING)
+    struct pf_node *m = pf_vx_member(w, k, &ref);
+    if (m && AO_int_load(&m->state) == PF_W_WAKING)
       return 1;
   }
   for (i = 0; i < nr; i++)
@@ -249,7 +254,7 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *rtab,
   AO_int_store(&p->state, PF_W_QUEUED);     /* armed, before any member queues */
   w->vx_n = nr;
   for (i = 0; ret == 0 && i < nr; i++) {
-    if (e[i].tab == &pf_table)
+    if (e[i].tab == &pf_table || !rtab)
       continue;
     if ((ret = rtab->ops->slot_claim(rtab, &mref[i], 1)) < 0)
       mref[i] = 0;
@@ -262,11 +267,19 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *rtab,
    * (wait.c (A), (H)), each word read after its member is queued */
   for (i = 0, k = 0; ret == 0 && i < nr; i++) {
     struct pf_table *tab = e[i].tab;
-    uint32_t idx = pf_key_bucket(tab, &e[i].key);
+    uint32_t idx;
     struct pf_node *m;
     pf_ref ref;
+    if (!tab) {
+      ret = -EINVAL;                        /* (never: every entry has its table) */
+      break;
+    }
+    idx = pf_key_bucket(tab, &e[i].key);
     if (tab == &pf_table) {
-      m = pf_vx_member(w, k, &ref);
+      if (!(m = pf_vx_member(w, k, &ref))) {
+        ret = -ENOMEM;
+        break;
+      }
       pf_node_prepare(m, &e[i].key, idx, PFUTEX_BITSET_MATCH_ANY, PF_PI_VX);
       m->seq = i;                           /* its entry (pf_vx_end) */
     } else {

@@ -40,6 +40,8 @@
 #include "internal.h"
 #include "os.h"
 
+#include <string.h>
+
 #define PF_ROBUST_LIMIT 2048
 
 /* Where the dead process's pointers land here: its key base, and one
@@ -166,9 +168,8 @@ pf_rgn_robust_reap(struct pf_rgn_att *a, uint32_t s, uint32_t o)
   struct pf_rb_view v;
   uint64_t head;
   uint32_t tid;
-  if (a->me == 0 || o == a->me)
-    return;
-  if (AO_int_load(&n->state) == PF_W_ROBUST && pf_rb_view_of(a, &v) < 0)
+  memset(&v, 0, sizeof v);
+  if (a->me == 0 || o == a->me || pf_rb_view_of(a, &v) < 0)
     return;                                   /* no view now: a later look walks it */
   if (!AO_int_compare_and_swap_full(&n->owner, o, a->me))
     return;
