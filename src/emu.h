@@ -137,7 +137,7 @@ pf_node_prepare(struct pf_node *n, const struct pf_key *k, uint32_t idx, uint32_
 {
   pf_node_setkey(n, k);
   n->bitset = bitset;
-  n->pi = pi;
+  AO_int_store(&n->pi, pi);                       /* atomic: a region waitv's end scans slots */
   AO_int_store(&n->bucket, idx);
   n->linked = 0;
   n->counted = 0;

@@ -336,7 +336,7 @@ pf_pi_cmp_requeue(const struct pf_req *r)
   uint32_t i1, i2, v2, nv;
   pf_ref ref, topref = 0;
   int ret, got = 0, moved = 0;
-  long limit;
+  int64_t limit;
 
   if (r->nr != 1 || r->nr2 < 0)
     return -EINVAL;
@@ -397,7 +397,7 @@ pf_pi_cmp_requeue(const struct pf_req *r)
         nv |= PF_FUTEX_WAITERS;
       if (!pf_pi_cas(r->uaddr2, v2, nv))
         continue;
-      top->pi = PF_PI_LOCK | (top->pi & PF_PI_TID);    /* woken owning it */
+      AO_int_store(&top->pi, PF_PI_LOCK | (top->pi & PF_PI_TID));   /* woken owning it */
       pf_node_wake_locked(t1, b1, top, topref, &list);
       got = 1;
       break;
@@ -416,7 +416,7 @@ pf_pi_cmp_requeue(const struct pf_req *r)
     break;
   }
   /* the others (and the first, if it did not get the lock) onto uaddr2 */
-  limit = (long)r->nr2 + (got ? 0 : 1);                 /* INT_MAX + 1 must not wrap */
+  limit = (int64_t)r->nr2 + (got ? 0 : 1);              /* INT_MAX + 1 must not wrap (32-bit long) */
   pf_walk_start(&it, t1, b1);
   while (moved < limit && (n = pf_walk_next(&it, &ref)) != NULL) {
     if (AO_int_load(&n->state) != PF_W_QUEUED || !pf_node_keyeq(n, &k1))
@@ -435,7 +435,7 @@ pf_pi_cmp_requeue(const struct pf_req *r)
       }
     }
     n->bitset = 0;
-    n->pi = PF_PI_LOCK | (n->pi & PF_PI_TID);
+    AO_int_store(&n->pi, PF_PI_LOCK | (n->pi & PF_PI_TID));
     if (b1 != b2) {
       AO_int_fetch_and_add_full(&b2->waiters, 1);
       pf_node_setkey(n, &k2);

@@ -477,7 +477,7 @@ pf_node_wake_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *w
     } else {
       lr = PF_VX_LEAD(w->pi);
       lead = pf_node_get(tab, lr);
-      if (lead && (lead->pi != PF_VX_PARKER || AO_int_load(&lead->owner) != AO_int_load(&w->owner)))
+      if (lead && (AO_int_load(&lead->pi) != PF_VX_PARKER || AO_int_load(&lead->owner) != AO_int_load(&w->owner)))
         lead = NULL;                    /* a scribble: the member alone */
     }
     l->n++;

@@ -121,7 +121,7 @@ pf_vx_end(struct pf_waiter *w)
     tmp.tab = ptab;
     for (s = 0; s < ptab->nslots; s++) {
       struct pf_node *m = &ptab->slots[s];
-      uint32_t pi = m->pi;
+      uint32_t pi = AO_int_load(&m->pi);
       if ((pi & PF_PI_KIND) != PF_PI_VX || pi == PF_VX_PARKER || PF_VX_LEAD(pi) != (uint32_t)w->ref
           || !ptab->ops->slot_mine(ptab, m))
         continue;
@@ -145,7 +145,7 @@ pf_vx_end(struct pf_waiter *w)
     st = AO_int_load(&p->state);
   if (st == PF_W_WAKING || st == PF_W_DETACHED)
     pf_emu_port->collect(&w->parker, &p->park, ptab->slots != NULL);
-  p->pi = 0;
+  AO_int_store(&p->pi, 0);
   AO_int_store(&p->state, PF_W_IDLE);
   for (rec = w->vx; rec; rec = next) {
     next = rec->vx_next;
@@ -232,7 +232,7 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *rtab,
   p->linked = 0;
   p->counted = 0;
   p->pushed = 0;
-  p->pi = rtab ? PF_VX_PARKER : 0;
+  AO_int_store(&p->pi, rtab ? PF_VX_PARKER : 0);
   /* the private members' records (the pool's lock) and the region's
    * slots (a claim may reclaim dead processes' slots, which takes bucket
    * locks): inside a critical section; vx_n set last */
@@ -259,7 +259,7 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *rtab,
     if ((ret = rtab->ops->slot_claim(rtab, &mref[i], 1)) < 0)
       mref[i] = 0;
     else
-      rtab->slots[mref[i] - 1].pi = PF_VX_MEMBER(i, w->ref);
+      AO_int_store(&rtab->slots[mref[i] - 1].pi, PF_VX_MEMBER(i, w->ref));
   }
   pf_crit_exit(&c);
 

@@ -40,7 +40,7 @@ static volatile int release;
 static void *
 taker(void *arg)
 {
-  ids[(intptr_t)arg] = pf_test_generic_tid();
+  __atomic_store_n(&ids[(intptr_t)arg], pf_test_generic_tid(), __ATOMIC_RELEASE);
   while (!__atomic_load_n(&release, __ATOMIC_ACQUIRE))
     usleep(500);
   return NULL;
@@ -83,7 +83,7 @@ round_of(int n, pthread_t *t)
 {
   int i;
   memset(ids, 0, sizeof ids);
-  release = 0;
+  __atomic_store_n(&release, 0, __ATOMIC_RELEASE);
   for (i = 0; i < n; i++)
     if (pthread_create(&t[i], NULL, taker, (void *)(intptr_t)i) != 0)
       sysbail("pthread_create");
@@ -125,7 +125,7 @@ main(void)
   /* one more than the slots: shares one (the limit) */
   {
     pthread_t x;
-    ids[NT] = 0;
+    __atomic_store_n(&ids[NT], 0, __ATOMIC_RELEASE);
     if (pthread_create(&x, NULL, taker, (void *)(intptr_t)NT) != 0)
       sysbail("pthread_create");
     while (!__atomic_load_n(&ids[NT], __ATOMIC_ACQUIRE))

@@ -230,7 +230,7 @@ pf_region_robust_reg(struct pf_table *tab, uint64_t key_base, uint64_t head_key,
   n->seq = (uint32_t)head_key;
   n->waker = (uint32_t)(head_key >> 32);
   n->bitset = (uint32_t)sizeof(void *);
-  n->pi = tid & PF_PI_TID;
+  AO_int_store(&n->pi, tid & PF_PI_TID);
   (void)AO_int_fetch_and_add_full(&a->hdr->robust, 1);   /* first: killed before the
                                                              state, a count too many costs
                                                              looks, never a walk */

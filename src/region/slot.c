@@ -38,7 +38,7 @@ pf_slot_free(struct pf_table *tab, struct pf_node *n, uint32_t owner)
   n->linked = 0;
   n->pushed = 0;
   n->counted = 0;
-  n->pi = 0;
+  AO_int_store(&n->pi, 0);
   AO_int_store(&n->state, PF_W_IDLE);
   PF_CRASH("slot_freeing");
   (void)AO_int_compare_and_swap_full(&n->owner, me, 0);
