@@ -646,6 +646,17 @@ long pf_emu_robust_set(struct robust_list_head *head, size_t len);
  * walk (a bad address).  Also for a dead process's list in a region
  * (src/region/robust.c). */
 int pf_robust_word_died(uint32_t *uaddr, uint32_t tid, int pi, int pending);
+/* Where a list owner's pointers land in this process: its key base and
+ * pointer size, and the range they must fall in with the key base here
+ * (a region's handle; the identity view for this process's own list). */
+struct pf_robust_view {
+  uint64_t dead_base;
+  uint32_t psize;                  /* 4 or 8 */
+  uintptr_t lo, span, key_base;
+};
+/* The walk of a list whose head is at the owner's address `head`: every
+ * pointer translated and checked to lie in the view before it is read. */
+void pf_robust_walk_view(const struct pf_robust_view *v, uint64_t head, uint32_t tid);
 long pf_emu_robust_get(int pid, struct robust_list_head **head, size_t *len);
 
 #endif

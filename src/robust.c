@@ -163,32 +163,100 @@ pf_robust_word_died(uint32_t *uaddr, uint32_t tid, int pi, int pending)
   return 0;
 }
 
-/* The walk (exit_robust_list's order): every entry but the pending one,
- * then the pending one. */
-static void
-pf_robust_walk(void *headp, uint32_t tid)
+/* The address here of the dead process's pointer p, for n bytes of the
+ * region's words, or 0. */
+static uintptr_t
+pf_rb_addr(const struct pf_robust_view *v, uint64_t p, size_t n)
 {
-  struct pf_robust_head h;
-  uintptr_t entry, pending, self = (uintptr_t)headp;
-  int limit = PF_ROBUST_LIMIT;
-  if (pf_os_copy_in(&h, headp, sizeof h) < 0)
-    return;
-  entry = h.next;
-  pending = h.pending;
-  while ((entry & ~(uintptr_t)1) != self) {
-    uintptr_t next, e = entry & ~(uintptr_t)1;
-    if (!e || pf_os_copy_in(&next, (const void *)e, sizeof next) < 0)
+  uint64_t k = p - v->dead_base;
+  uintptr_t a;
+  if (v->psize == 4)
+    k &= 0xffffffffu;              /* its arithmetic wraps at 32 bits */
+  if (k > (uint64_t)(UINTPTR_MAX - v->key_base))
+    return 0;
+  a = v->key_base + (uintptr_t)k;
+  if (a < v->lo || a - v->lo > v->span || v->span - (a - v->lo) < n)
+    return 0;
+  return a;
+}
+
+/* Read one of the dead process's pointers (or longs) at p: 0, or -1. */
+static int
+pf_rb_read(const struct pf_robust_view *v, uint64_t p, uint64_t *out)
+{
+  uintptr_t a = pf_rb_addr(v, p, v->psize);
+  if (!a)
+    return -1;
+  if (v->psize == 4) {
+    uint32_t x;
+    if (pf_os_copy_in(&x, (const void *)a, 4) < 0)
+      return -1;
+    *out = x;
+  } else {
+    uint64_t x;
+    if (pf_os_copy_in(&x, (const void *)a, 8) < 0)
+      return -1;
+    *out = x;
+  }
+  return 0;
+}
+
+/* The word of entry e (futex_offset off, the dead process's long): 0 and
+ * *w, or -1. */
+static int
+pf_rb_word(const struct pf_robust_view *v, uint64_t e, uint64_t off, uint32_t **w)
+{
+  uintptr_t a = pf_rb_addr(v, e + off, 4);
+  if (!a || (a & 3u))
+    return -1;
+  *w = (uint32_t *)a;
+  return 0;
+}
+
+/* The walk of a dead thread's list, head at the owner's `head` (the
+ * kernel's exit_robust_list order: every entry but the pending one, then
+ * the pending one). */
+void
+pf_robust_walk_view(const struct pf_robust_view *v, uint64_t head, uint32_t tid)
+{
+  uint64_t h[3], entry, pending, off, mask = v->psize == 4 ? 0xfffffffeu : ~(uint64_t)1;
+  uint32_t *w;
+  int i, limit = PF_ROBUST_LIMIT;
+  for (i = 0; i < 3; i++)        /* next, futex_offset, list_op_pending */
+    if (pf_rb_read(v, head + (uint64_t)i * v->psize, &h[i]) < 0)
       return;
-    if (e != (pending & ~(uintptr_t)1)
-        && pf_robust_word_died((uint32_t *)(e + (uintptr_t)h.futex_offset), tid, (int)(entry & 1), 0) < 0)
+  entry = h[0];
+  off = h[1];
+  if (v->psize == 4)
+    off = (uint64_t)(int64_t)(int32_t)(uint32_t)off;   /* a signed long */
+  pending = h[2];
+  while ((entry & mask) != (head & mask)) {
+    uint64_t next, e = entry & mask;
+    if (!e || pf_rb_read(v, e, &next) < 0)
       return;
+    if (e != (pending & mask)) {
+      if (pf_rb_word(v, e, off, &w) < 0 || pf_robust_word_died(w, tid, (int)(entry & 1), 0) < 0)
+        return;
+    }
     entry = next;
     if (--limit == 0)
       break;
   }
-  if (pending & ~(uintptr_t)1)
-    (void)pf_robust_word_died((uint32_t *)((pending & ~(uintptr_t)1) + (uintptr_t)h.futex_offset), tid,
-                          (int)(pending & 1), 1);
+  if ((pending & mask) && pf_rb_word(v, pending & mask, off, &w) == 0)
+    (void)pf_robust_word_died(w, tid, (int)(pending & 1), 1);
+}
+
+/* This process's own list: the same walk, through the identity view. */
+static void
+pf_robust_walk(void *headp, uint32_t tid)
+{
+  struct pf_robust_view v;
+  v.dead_base = 0;
+  v.psize = (uint32_t)sizeof(void *);
+  v.lo = 0;
+  v.span = UINTPTR_MAX;
+  v.key_base = 0;
+  pf_robust_walk_view(&v, (uint64_t)(uintptr_t)headp, tid);
 }
 
 /* The region holding a robust list head [head, head + len) in this

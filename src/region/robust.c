@@ -42,102 +42,11 @@
 
 #include <string.h>
 
-#define PF_ROBUST_LIMIT 2048
-
-/* Where the dead process's pointers land here: its key base, and one
- * handle's view of the region's words in this process. */
-struct pf_rb_view {
-  uint64_t dead_base;
-  uint32_t psize;                  /* 4 or 8 */
-  uintptr_t lo, span, key_base;    /* this process's handle */
-};
-
-/* The address here of the dead process's pointer p, for n bytes of the
- * region's words, or 0. */
-static uintptr_t
-pf_rb_addr(const struct pf_rb_view *v, uint64_t p, size_t n)
-{
-  uint64_t k = p - v->dead_base;
-  uintptr_t a;
-  if (v->psize == 4)
-    k &= 0xffffffffu;              /* its arithmetic wraps at 32 bits */
-  if (k > (uint64_t)(UINTPTR_MAX - v->key_base))
-    return 0;
-  a = v->key_base + (uintptr_t)k;
-  if (a < v->lo || a - v->lo > v->span || v->span - (a - v->lo) < n)
-    return 0;
-  return a;
-}
-
-/* Read one of the dead process's pointers (or longs) at p: 0, or -1. */
-static int
-pf_rb_read(const struct pf_rb_view *v, uint64_t p, uint64_t *out)
-{
-  uintptr_t a = pf_rb_addr(v, p, v->psize);
-  if (!a)
-    return -1;
-  if (v->psize == 4) {
-    uint32_t x;
-    if (pf_os_copy_in(&x, (const void *)a, 4) < 0)
-      return -1;
-    *out = x;
-  } else {
-    uint64_t x;
-    if (pf_os_copy_in(&x, (const void *)a, 8) < 0)
-      return -1;
-    *out = x;
-  }
-  return 0;
-}
-
-/* The word of entry e (futex_offset off, the dead process's long): 0 and
- * *w, or -1. */
-static int
-pf_rb_word(const struct pf_rb_view *v, uint64_t e, uint64_t off, uint32_t **w)
-{
-  uintptr_t a = pf_rb_addr(v, e + off, 4);
-  if (!a || (a & 3u))
-    return -1;
-  *w = (uint32_t *)a;
-  return 0;
-}
-
-/* The walk of a dead thread's list, head at the dead process's `head`. */
-static void
-pf_rb_walk(const struct pf_rb_view *v, uint64_t head, uint32_t tid)
-{
-  uint64_t h[3], entry, pending, off, mask = v->psize == 4 ? 0xfffffffeu : ~(uint64_t)1;
-  uint32_t *w;
-  int i, limit = PF_ROBUST_LIMIT;
-  for (i = 0; i < 3; i++)        /* next, futex_offset, list_op_pending */
-    if (pf_rb_read(v, head + (uint64_t)i * v->psize, &h[i]) < 0)
-      return;
-  entry = h[0];
-  off = h[1];
-  if (v->psize == 4)
-    off = (uint64_t)(int64_t)(int32_t)(uint32_t)off;   /* a signed long */
-  pending = h[2];
-  while ((entry & mask) != (head & mask)) {
-    uint64_t next, e = entry & mask;
-    if (!e || pf_rb_read(v, e, &next) < 0)
-      return;
-    if (e != (pending & mask)) {
-      if (pf_rb_word(v, e, off, &w) < 0 || pf_robust_word_died(w, tid, (int)(entry & 1), 0) < 0)
-        return;
-    }
-    entry = next;
-    if (--limit == 0)
-      break;
-  }
-  if ((pending & mask) && pf_rb_word(v, pending & mask, off, &w) == 0)
-    (void)pf_robust_word_died(w, tid, (int)(pending & 1), 1);
-}
-
 /* A view of a's words through one of this process's open handles: 0, or
  * -1 (none: nothing to walk through; or the registry is busy, perhaps
  * with the very thread whose signal handler waits here: later). */
 static int
-pf_rb_view_of(struct pf_rgn_att *a, struct pf_rb_view *v)
+pf_rb_view_of(struct pf_rgn_att *a, struct pf_robust_view *v)
 {
   AO_t i, n;
   int ret = -1;
@@ -165,7 +74,7 @@ pf_rgn_robust_reap(struct pf_rgn_att *a, uint32_t s, uint32_t o)
 {
   struct pf_table *tab = &a->tab;
   struct pf_node *n = &tab->slots[s];
-  struct pf_rb_view v;
+  struct pf_robust_view v;
   uint64_t head;
   uint32_t tid;
   memset(&v, 0, sizeof v);
@@ -179,7 +88,7 @@ pf_rgn_robust_reap(struct pf_rgn_att *a, uint32_t s, uint32_t o)
     head = (uint64_t)n->seq | (uint64_t)n->waker << 32;
     tid = n->pi & PF_PI_TID;
     if (v.psize == 4 || v.psize == 8)
-      pf_rb_walk(&v, v.dead_base + head, tid);
+      pf_robust_walk_view(&v, v.dead_base + head, tid);
     (void)AO_int_fetch_and_add_full(&a->hdr->robust, (unsigned int)-1);
   }
   pf_slot_free(tab, n, a->me);
