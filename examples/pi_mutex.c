@@ -13,15 +13,19 @@
  *      emulation, by the kernel natively);
  *   4. trylock: EBUSY while another thread holds it, EDEADLK on one's own
  *      lock, EPERM for an unlock by a thread that does not own it;
- *   5. killed owners: PM_PROCS processes share the region's PI mutex and
- *      now and then one kills itself (SIGKILL) while it holds the lock with
+ *   5. killed owners: PM_PROCS processes share the region's PI mutex,
+ *      each with a robust list in the region that holds the mutex while it
+ *      does (a PI entry, as glibc's robust PI mutexes), and now and then
+ *      one kills itself (SIGKILL) while it holds the lock with
  *      FUTEX_WAITERS set, PM_DEATHS in all: the lock must reach the next
- *      locker each time with FUTEX_OWNER_DIED set (Linux's hand-off at the
- *      owner's exit; under emulation a blocked locker asks the OS whether
- *      the owner lives), exactly once per death, and the others finish.
- *      FUTEX_WAITERS does not prove a locker queued (a hand-off sets it,
- *      on Linux too): with none, the next locker gets ESRCH, as on Linux,
- *      and takes the word over itself, FUTEX_OWNER_DIED set.
+ *      locker each time with FUTEX_OWNER_DIED set (Linux: the list's walk
+ *      at the exit, then the exit's hand-off to a queued locker; under
+ *      emulation a survivor's walk, or a blocked locker that asks the OS
+ *      whether the owner lives), exactly once per death, never ESRCH (the
+ *      walk leaves no dead id in the word), and the others finish.
+ *      Without the robust list the kernel gives a locker that races the
+ *      exit's hand-off EINVAL (its PI state has no owner yet, the word a
+ *      dead one's id): the list is what makes the death clean.
  * A lost hand-off is a hang: the watchdog, and alarm() in the children,
  * catch it.  Sizes are small enough for every backend. */
 #ifdef _WIN32
@@ -59,6 +63,10 @@ struct pm_shared {
   volatile int inside;
   volatile int bad, errs, timeouts;
   volatile int deaths, od_seen, finished, esrch;   /* 5 */
+  struct pm_rob {                                  /* 5: each process's robust list */
+    struct robust_list_head head;
+    struct robust_list e;                          /* the mutex's entry, while held */
+  } rob[PM_PROCS];
 };
 
 #define PM_DEATHS 3
@@ -146,53 +154,80 @@ pm_holder(void *arg)
   return NULL;
 }
 
+/* 5, 6: this process's robust list, holding the mutex while it is held
+ * (list_op_pending around the lock and the unlock, as glibc's). */
+static struct robust_list *
+pm_rob_pi(struct pm_rob *rb)
+{
+  return (struct robust_list *)((uintptr_t)&rb->e | 1);     /* a PI entry */
+}
+
+static int
+pm_rob_init(struct pm_rob *rb)
+{
+  rb->head.list.next = &rb->head.list;
+  rb->head.futex_offset = (long)((char *)&sh->m.word - (char *)&rb->e);
+  rb->head.list_op_pending = NULL;
+  return pfutex_set_robust_list(&rb->head, sizeof rb->head);
+}
+
+static int
+pm_rob_lock(struct pm_rob *rb)
+{
+  int e;
+  __atomic_store_n(&rb->head.list_op_pending, pm_rob_pi(rb), __ATOMIC_SEQ_CST);
+  e = pi_mutex_lock(&sh->m, 1);
+  if (e == 0) {
+    __atomic_store_n(&rb->e.next, &rb->head.list, __ATOMIC_SEQ_CST);
+    __atomic_store_n(&rb->head.list.next, pm_rob_pi(rb), __ATOMIC_SEQ_CST);
+  }
+  __atomic_store_n(&rb->head.list_op_pending, NULL, __ATOMIC_SEQ_CST);
+  return e;
+}
+
+static int
+pm_rob_unlock(struct pm_rob *rb)
+{
+  int e;
+  __atomic_store_n(&rb->head.list_op_pending, pm_rob_pi(rb), __ATOMIC_SEQ_CST);
+  __atomic_store_n(&rb->head.list.next, &rb->head.list, __ATOMIC_SEQ_CST);
+  e = pi_mutex_unlock(&sh->m, 1);
+  __atomic_store_n(&rb->head.list_op_pending, NULL, __ATOMIC_SEQ_CST);
+  return e;
+}
+
 /* 5: a worker that may die holding the lock. */
 static void
 pm_killer(int idx)
 {
   long i;
   unsigned int seed = (unsigned int)getpid() * 7919u + (unsigned int)idx;
+  struct pm_rob *rb = &sh->rob[idx];
+  if (pm_rob_init(rb) != 0) {
+    __atomic_fetch_add(&sh->errs, 1, __ATOMIC_RELAXED);
+    return;
+  }
   for (i = 0; i < PM_KITERS; i++) {
     uint32_t w;
-    int e = pi_mutex_lock(&sh->m, 1);
-    if (e == ESRCH) {
-      /* The owner died with nobody queued to be handed the lock (its
-       * FUTEX_WAITERS can outlive the lockers: a hand-off sets it, the
-       * kernel's too): Linux answers ESRCH, and only a robust list's walk
-       * would mark the word.  Take it over as that walk and the next
-       * locker would: the word still naming the dead owner, ours with
-       * FUTEX_OWNER_DIED. */
-      uint32_t dead = __atomic_load_n(&sh->m.word, __ATOMIC_ACQUIRE);
-      uint32_t me = (uint32_t)pfutex_tid();
-      if ((dead & FUTEX_TID_MASK) == 0
-          || !__atomic_compare_exchange_n(&sh->m.word, &dead,
-                                          me | FUTEX_OWNER_DIED | (dead & FUTEX_WAITERS), 0,
-                                          __ATOMIC_ACQUIRE, __ATOMIC_RELAXED)) {
-        i--;                                    /* it moved meanwhile: again */
-        continue;
-      }
-      sh->esrch++;
-      e = 0;
-    }
+    int e = pm_rob_lock(rb);
+    if (e == ESRCH)
+      __atomic_fetch_add(&sh->esrch, 1, __ATOMIC_RELAXED);
     if (e != 0) {
       __atomic_fetch_add(&sh->errs, 1, __ATOMIC_RELAXED);
       continue;
     }
     w = __atomic_load_n(&sh->m.word, __ATOMIC_RELAXED);
-    if (w & FUTEX_OWNER_DIED) {                 /* recovered: make it consistent */
+    if (w & FUTEX_OWNER_DIED) {                 /* recovered: consistent again, glibc's way */
       sh->od_seen++;
       __atomic_fetch_and(&sh->m.word, ~(uint32_t)FUTEX_OWNER_DIED, __ATOMIC_RELAXED);
     }
     pm_critical();
     if (sh->deaths < PM_DEATHS && rand_r(&seed) % 200 == 0
         && (__atomic_load_n(&sh->m.word, __ATOMIC_RELAXED) & FUTEX_WAITERS)) {
-      /* a locker is queued: the kernel hands the lock over at our exit
-       * (with nobody queued a PI owner's death needs a robust list: the
-       * next locker gets ESRCH, on Linux as here) */
       sh->deaths++;                             /* under the lock: counted once */
       kill(getpid(), SIGKILL);
     }
-    if (pi_mutex_unlock(&sh->m, 1) != 0)
+    if (pm_rob_unlock(rb) != 0)
       __atomic_fetch_add(&sh->errs, 1, __ATOMIC_RELAXED);
   }
   __atomic_fetch_add(&sh->finished, 1, __ATOMIC_RELAXED);
@@ -289,14 +324,48 @@ main(void)
     }
     ok(killed == sh->deaths && exited == PM_PROCS - killed && sh->finished == exited
            && sh->od_seen == sh->deaths && sh->bad == 0 && sh->errs == 0,
-       "killed owners: %d processes, %d killed holding the lock, %d exited; the lock came back "
-       "with FUTEX_OWNER_DIED %d times (%d of them taken over after ESRCH: nobody was queued); "
-       "exclusion broken %d times, errors %d",
+       "killed owners (robust lists): %d processes, %d killed holding the lock, %d exited; the "
+       "lock came back with FUTEX_OWNER_DIED %d times; ESRCH %d times; exclusion broken %d "
+       "times, errors %d",
        PM_PROCS, killed, exited, sh->od_seen, sh->esrch, sh->bad, sh->errs);
     if (sh->deaths == PM_DEATHS || killed > 0)
       ;
     else
       diag("  no worker died this run (random): the check above is the plain one");
+  }
+
+  /* 6. a robust owner killed with nobody queued, found dead by the next
+   * locker (a lock, then a trylock) once it is reaped: the kernel walked
+   * the list at the exit, so the lock comes with FUTEX_OWNER_DIED, never
+   * ESRCH */
+  for (i = 0; i < 2; i++) {
+    pid_t k;
+    uint32_t w0, w1;
+    int e;
+    memset((void *)sh, 0, sizeof *sh);
+    fflush(stdout);
+    if ((k = fork()) < 0)
+      sysbail("fork");
+    if (k == 0) {
+      alarm(60);
+      if (pm_rob_init(&sh->rob[0]) != 0 || pm_rob_lock(&sh->rob[0]) != 0)
+        _exit(1);
+      kill(getpid(), SIGKILL);
+      _exit(2);
+    }
+    while (waitpid(k, &st, 0) < 0)
+      ;
+    w0 = __atomic_load_n(&sh->m.word, __ATOMIC_ACQUIRE);
+    e = i == 0 ? pi_mutex_lock(&sh->m, 1) : pi_mutex_trylock(&sh->m, 1);
+    w1 = __atomic_load_n(&sh->m.word, __ATOMIC_ACQUIRE);
+    ok(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL && e == 0
+           && w1 == (FUTEX_OWNER_DIED | (uint32_t)pfutex_tid()),
+       "robust owner killed, nobody queued: the next %s answers %d (%s), the word %#x -> %#x",
+       i == 0 ? "lock" : "trylock", e, e ? strerror(e) : "taken", (unsigned)w0, (unsigned)w1);
+    if (e == 0) {
+      __atomic_fetch_and(&sh->m.word, ~(uint32_t)FUTEX_OWNER_DIED, __ATOMIC_RELAXED);
+      (void)pi_mutex_unlock(&sh->m, 1);
+    }
   }
   pfutex_region_close(rg);
   return 0;

@@ -464,7 +464,7 @@ pf_emu_pi(const struct pf_req *r, int cmd)
   struct pf_key key;
   struct pf_table *tab;
   uint32_t tid = (uint32_t)pf_os_tid() & PF_PI_TID;
-  int ret;
+  int ret, walked;
 
   if (cmd == PF_OP_WAIT_REQUEUE_PI)
     return pf_pi_wait_requeue(r, tid);
@@ -477,16 +477,22 @@ pf_emu_pi(const struct pf_req *r, int cmd)
   if ((ret = pf_os_probe_write(r->uaddr)) < 0)          /* the kernel's EFAULT */
     return ret;
   (void)pf_word_load(r->uaddr);                         /* a fault here, not under a lock */
-  switch (cmd) {
-  case PF_OP_LOCK_PI:
-  case PF_OP_LOCK_PI2:
-    return pf_pi_lock(r, tab, &key, tid);
-  case PF_OP_TRYLOCK_PI:
-    return pf_pi_trylock(tab, &key, r->uaddr, tid);
-  case PF_OP_UNLOCK_PI:
+  if (cmd == PF_OP_UNLOCK_PI)
     return pf_pi_unlock(tab, &key, r->uaddr, tid);
-  default:
+  if (cmd != PF_OP_LOCK_PI && cmd != PF_OP_LOCK_PI2 && cmd != PF_OP_TRYLOCK_PI)
     return -ENOSYS;
+  for (walked = 0;; walked = 1) {
+    ret = cmd == PF_OP_TRYLOCK_PI ? pf_pi_trylock(tab, &key, r->uaddr, tid)
+                                  : pf_pi_lock(r, tab, &key, tid);
+    /* A dead owner with nobody queued: ESRCH, unless its process's robust
+     * lists, walked now, free the word (the kernel walks them at the
+     * exit, before its id is gone: a robust owner's death never answers
+     * ESRCH there).  A region's dead processes' lists (src/region/robust.c);
+     * a private word's owner was a thread of this process, walked at its
+     * own exit. */
+    if (ret != -ESRCH || walked || !tab->slots)
+      return ret;
+    tab->ops->robust_check(tab);
   }
 }
 
