@@ -23,6 +23,21 @@ int pf_os_probe_write(const void *p);
  * OS cannot tell cheaply). */
 int pf_os_shared_key_check(const void *p);
 
+/* The object a shared mapping maps (issue 20: shared futexes outside
+ * regions, keyed as the kernel keys them): for the word at p, the
+ * object's identity, equal in every process that maps it, and p's byte
+ * offset in it.  1 (*id set), 0 p lies in a private mapping (keyed by
+ * address), -EFAULT nothing is mapped at p, -ENOSYS the OS cannot tell.
+ * Linux: ports/linux/objid.c; elsewhere -ENOSYS for now. */
+struct pf_os_objid {
+  uint64_t dev, ino, off;
+};
+int pf_os_object_id(const void *p, struct pf_os_objid *id);
+/* Tests: Linux's reader of /proc/self/maps instead of PROCMAP_QUERY; the
+ * reader in use (1 the ioctl, 2 the maps file, 0 not known yet). */
+void pf_os_objid_force_maps(int on);
+int pf_os_objid_reader(void);
+
 /* The calling thread's id in PI and robust futex words (pfutex_tid): 1 ..
  * FUTEX_TID_MASK.  Linux: gettid(); Windows: the thread id
  * (ports/win32/os.c); elsewhere the pid beside a slot the thread keeps

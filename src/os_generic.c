@@ -83,3 +83,23 @@ pf_os_shared_key_check(const void *p)
   (void)p;
   return 0;
 }
+
+int
+pf_os_object_id(const void *p, struct pf_os_objid *id)
+{
+  (void)p;
+  memset(id, 0, sizeof *id);
+  return -ENOSYS;
+}
+
+void
+pf_os_objid_force_maps(int on)
+{
+  (void)on;
+}
+
+int
+pf_os_objid_reader(void)
+{
+  return 0;
+}

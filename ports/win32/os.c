@@ -374,3 +374,25 @@ pf_os_tid_alive(uint32_t tid)
   CloseHandle(h);
   return r;
 }
+
+/* Windows keys nothing by page outside regions: a view of a section names
+ * no object another process could name (doc/shared-futexes.md). */
+int
+pf_os_object_id(const void *p, struct pf_os_objid *id)
+{
+  (void)p;
+  memset(id, 0, sizeof *id);
+  return -ENOSYS;
+}
+
+void
+pf_os_objid_force_maps(int on)
+{
+  (void)on;
+}
+
+int
+pf_os_objid_reader(void)
+{
+  return 0;
+}

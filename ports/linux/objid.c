@@ -1,0 +1,188 @@
+/* objid.c - src/os.h's pf_os_object_id on Linux: which object a shared
+ * mapping maps, and where in it an address lies, as the kernel keys a
+ * shared futex (kernel/futex/core.c get_futex_key: a page of a file or of
+ * shmem is keyed by its inode and page index, whatever address each
+ * process maps it at; anonymous shared memory, SysV segments and memfds
+ * are shmem files too).  Here the identity is the device and inode number
+ * the mapping shows (unique among live objects: a word's waiter keeps its
+ * object mapped, so a number reused after the object is gone meets no
+ * waiter of the old one) and the byte offset of the address in the object
+ * (the mapping's file offset plus the distance from its start).
+ *
+ * Two readers, one answer:
+ *   query  the PROCMAP_QUERY ioctl on /proc/self/maps (Linux 6.11,
+ *          include/uapi/linux/fs.h struct procmap_query): the mapping
+ *          covering one address, looked up by the kernel, one call;
+ *   maps   reading /proc/self/maps to the line holding the address (a
+ *          walk of every mapping): kernels without the ioctl (ENOTTY,
+ *          EINVAL) and emulators.
+ * Neither is cached: each call asks the kernel about the mapping as it is
+ * now, so a munmap and an mmap of another object at the same address are
+ * seen at once (a cache needs a validation the kernel does not offer
+ * unprivileged; doc/shared-futexes.md).  The descriptor is opened per call:
+ * /proc/self opened before a fork() names the parent. */
+#include "os.h"
+
+#include <fcntl.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+/* include/uapi/linux/fs.h (Linux 6.11+), for headers older than that. */
+struct pf_procmap_query {
+  uint64_t size, query_flags, query_addr;
+  uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset;
+  uint64_t inode;
+  uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
+  uint64_t vma_name_addr, build_id_addr;
+};
+#define PF_PROCMAP_QUERY _IOWR('f', 17, struct pf_procmap_query)
+#define PF_PROCMAP_VMA_SHARED 0x08u
+
+/* 0 unknown, 1 the ioctl answers, 2 it does not (the maps reader);
+ * tests may set 2 (pf_os_objid_force_maps). */
+static unsigned int pf_objid_query_state;
+
+void
+pf_os_objid_force_maps(int on)
+{
+  AO_int_store(&pf_objid_query_state, on ? 2u : 0u);
+}
+
+/* Linux's dev_t of major:minor, as stat(2) would give it (glibc's
+ * makedev), so identities from both readers compare. */
+static uint64_t
+pf_objid_dev(uint64_t major, uint64_t minor)
+{
+  return ((major & 0xfffff000ull) << 32) | ((major & 0xfffull) << 8)
+         | ((minor & 0xffffff00ull) << 12) | (minor & 0xffull);
+}
+
+int
+pf_os_objid_reader(void)
+{
+  return (int)AO_int_load(&pf_objid_query_state);
+}
+
+/* 1 answered, 0 no mapping, -1 the ioctl is not there. */
+static int
+pf_objid_query(int fd, uintptr_t a, struct pf_os_objid *id, int *shared)
+{
+  struct pf_procmap_query q;
+  memset(&q, 0, sizeof q);
+  q.size = sizeof q;
+  q.query_addr = a;
+  if (ioctl(fd, PF_PROCMAP_QUERY, &q) != 0)
+    return errno == ENOENT ? 0 : -1;
+  if (a < q.vma_start || a >= q.vma_end)
+    return 0;                                  /* (never without the covering-or-next flag) */
+  *shared = (q.vma_flags & PF_PROCMAP_VMA_SHARED) != 0;
+  id->dev = pf_objid_dev(q.dev_major, q.dev_minor);
+  id->ino = q.inode;
+  id->off = q.vma_offset + (a - q.vma_start);
+  return 1;
+}
+
+static uint64_t
+pf_objid_num(const char **s, unsigned int base)
+{
+  uint64_t v = 0;
+  for (;; (*s)++) {
+    char c = **s;
+    unsigned int d;
+    if (c >= '0' && c <= '9')
+      d = (unsigned int)(c - '0');
+    else if (base == 16 && c >= 'a' && c <= 'f')
+      d = (unsigned int)(c - 'a' + 10);
+    else
+      return v;
+    v = v * base + d;
+  }
+}
+
+/* /proc/self/maps: "lo-hi perms offset major:minor inode path"; 1, 0 no
+ * mapping, -1 not readable. */
+static int
+pf_objid_maps(int fd, uintptr_t a, struct pf_os_objid *id, int *shared)
+{
+  char buf[4096];
+  size_t len = 0;
+  for (;;) {
+    ssize_t got = read(fd, buf + len, sizeof buf - 1 - len);
+    char *line, *nl;
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0)
+      return -1;
+    if (got == 0)
+      return 0;
+    len += (size_t)got;
+    buf[len] = '\0';
+    for (line = buf; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+      const char *q = line;
+      uint64_t lo, hi, off, maj, min;
+      *nl = '\0';
+      lo = pf_objid_num(&q, 16);
+      if (*q++ != '-')
+        continue;
+      hi = pf_objid_num(&q, 16);
+      if (*q++ != ' ' || a < lo || a >= hi)
+        continue;
+      if (strlen(q) < 5)
+        return -1;
+      *shared = q[3] == 's';
+      q += 5;
+      off = pf_objid_num(&q, 16);
+      if (*q++ != ' ')
+        return -1;
+      maj = pf_objid_num(&q, 16);
+      if (*q++ != ':')
+        return -1;
+      min = pf_objid_num(&q, 16);
+      if (*q++ != ' ')
+        return -1;
+      id->dev = pf_objid_dev(maj, min);
+      id->ino = pf_objid_num(&q, 10);
+      id->off = off + (a - lo);
+      return 1;
+    }
+    len -= (size_t)(line - buf);               /* keep the unfinished line */
+    memmove(buf, line, len);
+    if (len == sizeof buf - 1)
+      len = 0;                                 /* a line longer than the buffer: its tail
+                                                  starts no line of ours (the address first) */
+  }
+}
+
+int
+pf_os_object_id(const void *p, struct pf_os_objid *id)
+{
+  uintptr_t a = (uintptr_t)p;
+  int fd, r = -1, shared = 0, saved = errno;
+  unsigned int st = AO_int_load(&pf_objid_query_state);
+  memset(id, 0, sizeof *id);
+  fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    errno = saved;
+    return -ENOSYS;
+  }
+  if (st != 2) {
+    r = pf_objid_query(fd, a, id, &shared);
+    if (r < 0)
+      AO_int_store(&pf_objid_query_state, 2);
+    else if (st == 0)
+      AO_int_store(&pf_objid_query_state, 1);
+  }
+  if (r < 0)
+    r = pf_objid_maps(fd, a, id, &shared);
+  close(fd);
+  errno = saved;
+  if (r < 0)
+    return -ENOSYS;
+  if (r == 0)
+    return -EFAULT;
+  if (!shared || id->ino == 0)
+    return 0;                                  /* private: keyed by address, as the kernel
+                                                  keys an anonymous page */
+  return 1;
+}
