@@ -1,5 +1,5 @@
 #!/bin/sh
-# model/check.sh - verify model/pfutex.pml with Spin (`make check-model`).
+# model/check.sh - verify model/pfutex.pml and model/pi.pml with Spin (`make check-model`).
 #
 # Every configuration of the unflagged model must verify without error
 # (exhaustive: no bitstate, no depth truncation); every bug flag must make
@@ -21,7 +21,8 @@ if ! command -v "$CC" >/dev/null 2>&1; then
   echo "check-model: SKIP: no C compiler ($CC) for Spin's verifiers"
   exit 77
 fi
-pml=`cd "$srcdir" && pwd`/pfutex.pml
+mdir=`cd "$srcdir" && pwd`
+model=pfutex.pml                    # the model verify runs (pi.pml: the PI ops)
 mkdir -p "$work" || exit 1
 : > "$work/results.txt"
 fail=0
@@ -37,9 +38,9 @@ verify_one() {
   name=$1; expect=$2; shift 2
   d=$work/$name
   rm -rf "$d"; mkdir -p "$d"
-  cp "$pml" "$d/pfutex.pml"
+  cp "$mdir/$model" "$d/$model"
   start=`date +%s`
-  if ! (cd "$d" && "$SPIN" -a "$@" pfutex.pml >spin.log 2>&1 \
+  if ! (cd "$d" && "$SPIN" -a "$@" $model >spin.log 2>&1 \
         && $CC -O2 -DSAFETY -DMEMLIM=$memlim $pancc -o pan pan.c >cc.log 2>&1); then
     echo "FAIL: $name: spin -a or the compile failed (see $d)"
     fail=1
@@ -63,7 +64,7 @@ verify_one() {
     ok:0)     echo "PASS: $name ($*${pancc:+; cc $pancc}): no error; $info" ;;
     error:0)  echo "FAIL: $name ($*): Spin found no error, expected one; $info"; fail=1 ;;
     error:[1-9]*)
-      (cd "$d" && "$SPIN" -t -p "$@" pfutex.pml >trail.txt 2>&1)
+      (cd "$d" && "$SPIN" -t -p "$@" $model >trail.txt 2>&1)
       echo "PASS: $name ($*): error found as expected: $what; trail in $d/trail.txt" ;;
     *)        echo "FAIL: $name ($*): ${what:-no result} (see $d/pan.log)"; fail=1 ;;
   esac
@@ -84,6 +85,13 @@ pancc=-DCOLLAPSE
 verify region-k2 ok -DCFG_REGION -DKILLS=2
 pancc=
 verify free ok -DCFG_FREE
+# futex_waitv (src/waitv.c): two private words vs two wakes, a requeue and
+# a wake, a wake_op
+verify waitv ok -DCFG_WAITV
+verify waitv-same ok -DCFG_WAITV -DSAMEBUCKET
+verify waitvreq ok -DCFG_WAITVREQ
+verify waitvreq-same ok -DCFG_WAITVREQ -DSAMEBUCKET
+verify waitvop ok -DCFG_WAITVOP
 # The bugs: each must be found.
 verify bug-no-c error -DCFG_REQWAKE -DBUG_NO_C
 verify bug-no-b error -DCFG_WAKE -DBUG_NO_B
@@ -104,6 +112,39 @@ verify bug-walk-on-stack error -DCFG_REGION -DKILLS=2 -DBUG_WALK_ON_STACK
 verify bug-rebuild-on-stack error -DCFG_REGION -DKILLS=2 -DBUG_REBUILD_ON_STACK
 # (R) pf_slot_free writing a dead slot's fields before taking it (before 0185bf9)
 verify bug-free-order error -DCFG_FREE -DBUG_FREE_ORDER
+# (waitv) the parker rung without its CAS; armed after the members queued;
+# its due token not collected; a member counted only if it rang the parker
+verify bug-vx-no-cas error -DCFG_WAITV -DBUG_VX_NO_CAS
+verify bug-vx-arm-late error -DCFG_WAITV -DBUG_VX_ARM_LATE
+verify bug-vx-no-collect error -DCFG_WAITV -DBUG_VX_NO_COLLECT
+verify bug-vx-count-rung error -DCFG_WAITVOP -DBUG_VX_COUNT_RUNG
+
+# model/pi.pml: the PI ops (src/pi.c) and the hand-off on owner death
+model=pi.pml
+verify pi ok -DCFG_PI
+verify pi-dead ok -DCFG_DEAD -DC2=2
+verify pi-dead-exit ok -DCFG_DEAD -DEXIT_WALK -DC2=2
+verify pi-dead-robust ok -DCFG_DEAD -DROBUST -DSTRICT_ESRCH
+pancc=-DCOLLAPSE
+verify pi-dead-robust-c2 ok -DCFG_DEAD -DROBUST -DSTRICT_ESRCH -DC2=2
+pancc=
+verify pi-late ok -DCFG_LATE
+verify pi-late-exit ok -DCFG_LATE -DEXIT_WALK
+verify pi-late-robust ok -DCFG_LATE -DROBUST -DWALKER_TOO -DSTRICT_ESRCH
+# the bugs: each must be found
+verify bug-pi-unlock-no-top error -DCFG_PI -DBUG_PI_UNLOCK_NO_TOP
+verify bug-pi-no-waiters-bit error -DCFG_PI -DBUG_PI_NO_WAITERS_BIT
+verify bug-pi-double-handoff error -DCFG_DEAD -DROBUST -DBUG_PI_DOUBLE_HANDOFF
+verify bug-pi-double-poll error -DCFG_DEAD -DBUG_PI_DOUBLE_HANDOFF
+verify bug-pi-timeout-loses error -DCFG_PI -DBUG_PI_TIMEOUT_LOSES
+verify bug-pi-handoff-no-od error -DCFG_DEAD -DBUG_PI_HANDOFF_NO_OD
+verify bug-pi-no-poll error -DCFG_DEAD -DBUG_PI_NO_POLL
+# the code before pf_emu_pi's robust walk on ESRCH, and before its wait
+# for another survivor's walk (the finding of this model: a locker answered
+# ESRCH while that walk was in progress)
+verify bug-pi-no-esrch-retry error -DCFG_LATE -DROBUST -DBUG_PI_NO_ESRCH_RETRY
+verify bug-pi-no-walk-wait error -DCFG_LATE -DROBUST -DWALKER_TOO -DSTRICT_ESRCH -DBUG_PI_NO_WALK_WAIT
+model=pfutex.pml
 
 npass=`grep -c '^PASS: ' "$work/results.txt"`
 nfail=`grep -c '^FAIL: ' "$work/results.txt"`

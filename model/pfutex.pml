@@ -18,14 +18,20 @@
  * Configurations (-DCFG_...): WAKE, REQ, REQ2, REQWAKE, WAKEOP, HANDLER
  * (signal handlers, (G) and (F)), REGION (a region's slots, owner death,
  * takeover and rebuild, slices, (R); KILLS=n deaths, default 1), FREE (two
- * freers of one dead slot and a claimer, (R)); see the bottom.  Bug flags
+ * freers of one dead slot and a claimer, (R)), WAITV, WAITVREQ, WAITVOP
+ * (a futex_waitv of two private words vs wakes, a requeue, a wake_op:
+ * src/waitv.c); see the bottom.  Bug flags
  * (-DBUG_...): LOST_REQ_WAKE, NO_C, NO_C_FRONT, NO_B, TOUCH, DOUBLE_DRAIN,
  * WAKE_DETACHED, DETACH_NOLOCK, COUNT_DEAD, NO_TAKEOVER, REBUILD_DEAD,
- * FREE_ON_STACK (= WALK_ON_STACK + REBUILD_ON_STACK), FREE_ORDER (see
- * README). */
+ * FREE_ON_STACK (= WALK_ON_STACK + REBUILD_ON_STACK), FREE_ORDER,
+ * VX_NO_CAS, VX_ARM_LATE, VX_NO_COLLECT, VX_COUNT_RUNG, VX_PARKER_FIRST
+ * (see README). */
 
 #ifdef CFG_FREE
 #define CFG_REGION        /* FREE uses the region's slots, oracle and killer */
+#endif
+#if defined(CFG_WAITV) || defined(CFG_WAITVREQ) || defined(CFG_WAITVOP)
+#define CFG_VX            /* a futex_waitv (src/waitv.c) in the private table */
 #endif
 
 /* ---- sizes ---------------------------------------------------------------- */
@@ -33,6 +39,9 @@
 #define NW 2              /* futex words: A = 0, B = 1 */
 #if !defined(NN) && defined(CFG_HANDLER)
 #define NN 3              /* the thread's two nodes (levels 0, 1) and another waiter's */
+#endif
+#if !defined(NN) && defined(CFG_VX)
+#define NN 3              /* the waitv's parker (1) and its two members (2, 3) */
 #endif
 #ifndef NN
 #define NN 2              /* nodes (one per waiter; node 0 is "none") */
@@ -80,7 +89,13 @@ typedef node_t {
   /* regions (R) only: the node is a slot of the region's table */
   byte owner;      /* pf_node: owner (the owning process's lock id: pid + 1; 0 free) */
   bit pushed;      /* pf_node: pushed (since claimed: the rebuild's "on the queue") */
-  byte seq;        /* pf_node: seq (arrival number, the rebuild's order)    */
+  byte seq;        /* pf_node: seq (arrival number, the rebuild's order;
+                      a waitv member's entry index, src/waitv.c)            */
+#ifdef CFG_VX
+  /* futex_waitv (src/waitv.c): a member's pi is PF_PI_VX and its record
+   * (lent by the pool) names the group's parker: rec->vx_lead */
+  byte lead;       /* pf_thread: vx_lead of the member's record, 0: not a member */
+#endif
 };
 node_t nd[NN + 1];
 
@@ -97,6 +112,9 @@ byte g_ret0;         /* waits that returned 0                          */
 byte g_seen;         /* wakes the callers count: WAKE's return, requeue's
                         min(return, nr), WAKE_OP's return              */
 byte g_done;         /* processes finished                             */
+#ifdef CFG_VX
+byte g_vxfound;      /* members a waitv's end found WAKING (pf_vx_woken_total) */
+#endif
 
 #ifdef CFG_HANDLER
 /* (G): the waiter thread's signal handler.  hleft: handlers still to come
@@ -414,6 +432,50 @@ inline word_store(w, v) {
 
 /* ---- waking (table.c: pf_queue_wake_locked, pf_wake_list) ----------------------- */
 
+#ifdef CFG_VX
+/* table.c: pf_node_wake_locked, the PF_PI_VX branch (src/waitv.c), for the
+ * member just set WAKING whose record names the parker vl: the parker is
+ * rung once, by whoever moves it from QUEUED first, under the member's
+ * bucket lock (still held); the winner lists it for the unpark after the
+ * unlock (pf_wake_list: the token, the last touch).  A loser only counted
+ * its member (l->n++ above).  BUG_VX_NO_CAS: rung whatever its state (the
+ * CAS's store kept): every waker of a member lists it.
+ * BUG_VX_COUNT_RUNG: l->n++ only on the CAS's success (the member that
+ * rang is counted, one found after it is not). */
+inline vx_ring() {
+  if
+  :: vl != 0 ->
+     atomic {
+       if                                     /* if (!lead || !AO_int_compare_and_swap_full( */
+#ifndef BUG_VX_NO_CAS
+       :: nd[vl].state == QUEUED ->           /*   &lead->state, PF_W_QUEUED, PF_W_WAKING)) return */
+          nd[vl].state = WAKING;
+#else
+       :: true ->                             /* BUG: no CAS: rung whatever its state */
+          if :: nd[vl].state == QUEUED -> nd[vl].state = WAKING :: else fi;
+#endif
+#ifdef BUG_VX_COUNT_RUNG
+          ln++;                               /* BUG: the member counted only here */
+#endif
+          lgen[vl] = nd[vl].gen;              /* ghost: the wait it rings */
+          /* w = lead; r = lr; l->n-- (counted above: the parker is no waiter) */
+          nd[vl].wake_next = 0;               /* w->wake_next = 0 */
+          if
+          :: lt != 0 -> nd[lt].wake_next = vl /* l->tail->wake_next = r */
+          :: else -> lh = vl                  /* l->head = r */
+          fi;
+          lt = vl                             /* l->tail = w; l->n++ (with the l->n--: the same n) */
+#ifndef BUG_VX_NO_CAS
+       :: else                                /* rung or disarmed already: the member only counted */
+#endif
+       fi;
+       vl = 0
+     }
+  :: else
+  fi
+}
+#endif
+
 /* table.c: pf_queue_wake_locked(tab, i, k, mask, nr, &l): walk the queue
  * from its head; the caller holds bucket b's lock and drained it once
  * (wait.c (I)).  BUG_DOUBLE_DRAIN: the code before 0cefd89, whose walk
@@ -479,6 +541,17 @@ inline queue_wake(b, w, mask, nr) {
           if :: seen_alive -> g_wlive++ :: else fi;   /* ghost: its owner lived when the waker looked */
           seen_alive = 0;
 #endif
+#ifdef CFG_VX
+          vl = nd[r].lead;                    /* (w->pi & PF_PI_KIND) == PF_PI_VX: lead = */
+          if                                  /*   pf_thread_rec(r)->vx_lead (!vx_lead_shared) */
+          :: vl != 0 ->                       /* a futex_waitv member: counted here; its parker below */
+#ifndef BUG_VX_COUNT_RUNG
+             ln++                             /* l->n++ */
+#else
+             skip                             /* BUG: l->n++ only for the member that rings */
+#endif
+          :: else ->
+#endif
           lgen[r] = nd[r].gen;
           nd[r].wake_next = 0;                /* w->wake_next = 0 */
           if
@@ -486,8 +559,14 @@ inline queue_wake(b, w, mask, nr) {
           :: else -> lh = r                   /* l->head = r */
           fi;
           lt = r; ln++;                       /* l->tail = w; l->n++ */
-          cnt++; r = nx
+#ifdef CFG_VX
+          fi;
+#endif
+          cnt++; r = nx                       /* n++ (pf_queue_wake_locked's count) */
         }
+#ifdef CFG_VX
+        vx_ring()                             /* a member's parker, under this lock */
+#endif
      fi
   :: else -> break
   od;
@@ -782,7 +861,11 @@ inline op_wake(w, mask, nr, sn) {
         drain(BKT(w));                                 /* pf_bucket_ready_locked(tab, idx) (I) */
 #endif
         queue_wake(BKT(w), w, mask, nr);               /* pf_queue_wake_locked */
+#ifndef CFG_VX
         wret = ln;
+#else
+        wret = cnt;                                    /* ret = pf_queue_wake_locked(...): its n */
+#endif
         bunlock(BKT(w));                               /* pf_bucket_unlock */
         wake_list()                                    /* pf_wake_list(&list) */
      fi
@@ -896,6 +979,8 @@ proctype waiter(byte n; byte w0; bit alt; byte mask; bit timed; byte waits)
 #define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret, rs, rcnt, rdead, rcur, rr, rat; bit skip_it, fast, dead_it, seen_alive, ons, fgot; byte fo
 #elif defined(CFG_HANDLER)
 #define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret, idx; bit skip_it, fast, took
+#elif defined(CFG_VX)
+#define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret, vl; bit skip_it, fast
 #else
 #define WAKER_LOCALS byte lh, lt, ln, lgen[NN + 1], cnt, r, nx, top, rev, s, wret; bit skip_it, fast
 #endif
@@ -966,6 +1051,187 @@ proctype wakeop(byte w1; byte w2; byte nr; byte nr2)
   wake_list();                                         /* pf_wake_list(&l1); pf_wake_list(&l2) */
   g_done++
 }
+
+#ifdef CFG_VX
+/* ---- futex_waitv (waitv.c), the private table ------------------------------------- */
+
+/* One pfutex_waitv on A (entry 0) and B (entry 1), both expecting 0, all
+ * of whose words are private (rtab NULL, vx_lead_shared 0): the parker is
+ * the thread's node VP (nodes[depth], on no queue), the members are the
+ * nodes VM(0), VM(1) of a record lent by the pool (src/thread.c
+ * pf_record_lend), queued as plain waiters are.  Results: 0 or 1 (the
+ * highest index found woken), VX_E(R_...) an error. */
+#define VP 1                  /* the parker */
+#define VM(i) (2 + (i))       /* member i, on word i (A = 0, B = 1) */
+#define VX_E(x) (100 + (x))   /* -errno results */
+#define VX_NONE 255           /* woken = -1 */
+
+/* pf_vx_end, its second half: no member can be woken now: the parker.
+ * st = AO_int_load(&p->state); if (st == QUEUED && CAS(&p->state, QUEUED,
+ * GONE)) st = GONE; else st = AO_int_load(&p->state); WAKING (a waker rang
+ * it) or DETACHED (a handler, not modelled): collect the token due (D). */
+inline vx_disarm() {
+  st = nd[VP].state;                                   /* st = AO_int_load(&p->state) */
+  cas = 0;
+  if
+  :: st == QUEUED ->
+     atomic {                                          /* AO_int_compare_and_swap_full(&p->state, */
+       if :: nd[VP].state == QUEUED -> nd[VP].state = GONE; cas = 1 :: else fi   /* QUEUED, GONE) */
+     }
+  :: else
+  fi;
+  if
+  :: cas -> st = GONE
+  :: else -> st = nd[VP].state                         /* else st = AO_int_load(&p->state) */
+  fi;
+  if
+  :: st == WAKING || st == DETACHED ->
+#ifndef BUG_VX_NO_COLLECT
+     nd[VP].tok == 1                                   /* pf_emu_port->collect(&w->parker, &p->park, 0) */
+#else
+     skip                                              /* BUG: the token due not collected */
+#endif
+  :: else
+  fi;
+  nd[VP].state = IDLE;                                 /* AO_int_store(&p->pi, 0); AO_int_store(&p->state, IDLE) */
+  cas = 0
+}
+
+proctype vwaiter(bit timed)
+{
+  byte ret, st, idx, top, rev, s, nx; bit took, cas;
+  byte i, k, woken, vret, hi;
+  /* pf_emu_waitv: a mismatch before anything is queued (the fast path):
+   * for (i = 0; i < nr; i++) if (pf_word_load(e[i].uaddr) != e[i].val) return -EAGAIN */
+  do
+  :: i < 2 && wordv[i] != 0 -> vret = VX_E(R_EAGAIN); goto vx_returned
+  :: i < 2 && wordv[i] == 0 -> i++
+  :: else -> break
+  od;
+  /* pf_vx_once */
+  atomic {
+    /* pf_waiter_claim: prepare: AO_int_store(&k->word, 0); p->bucket =
+     * p->linked = p->counted = p->pushed = 0; AO_int_store(&p->pi, 0) */
+    nd[VP].tok = 0;
+    nd[VP].live = 1; nd[VP].gen++; nd[VP].cby = 0;     /* ghosts */
+    /* pf_record_lend(): rec->vx_lead = p, vx_lead_shared = 0 */
+    nd[VM(0)].lead = VP; nd[VM(1)].lead = VP;
+#ifndef BUG_VX_ARM_LATE
+    nd[VP].state = QUEUED                              /* AO_int_store(&p->state, QUEUED): armed, */
+#endif                                                 /*   before any member queues */
+  }
+  /* queue the members in entry order, each as a plain waiter queues
+   * (wait.c (A), (H)), each word read after its member is queued */
+  ret = R_OK; i = 0; k = 0;
+  do
+  :: ret == R_OK && i < 2 ->
+     atomic {
+       /* pf_node_prepare(m, &e[i].key, idx, PFUTEX_BITSET_MATCH_ANY, PF_PI_VX):
+        * setkey, bitset, pi, AO_int_store(&n->bucket, idx), linked = counted =
+        * pushed = 0, in_next = 0; m->seq = i; AO_int_store(&m->state, QUEUED) */
+       nd[VM(i)].key = i; nd[VM(i)].bitset = 255; nd[VM(i)].bucket = BKT(i);
+       nd[VM(i)].linked = 0; nd[VM(i)].counted = 0; nd[VM(i)].in_next = 0;
+       nd[VM(i)].seq = i;
+       nd[VM(i)].live = 1; nd[VM(i)].gen++; nd[VM(i)].cby = 0;   /* ghosts */
+       nd[VM(i)].state = QUEUED
+     }
+     atomic {
+       waiters[BKT(i)]++;                              /* (A) AO_int_fetch_and_add_full(&b->waiters, 1) */
+       nd[VM(i)].counted = 1                           /* m->counted = 1 */
+     }
+     atomic {                                          /* (H) pf_bucket_push: CAS(in, old, ref) */
+       nd[VM(i)].in_next = incoming[BKT(i)]; incoming[BKT(i)] = VM(i);
+       k++                                             /* w->vx_pushed = ++k */
+     }
+     atomic {
+       if
+       :: wordv[i] != 0 -> ret = R_EAGAIN              /* pf_word_load(e[i].uaddr) != e[i].val: -EAGAIN */
+       :: else
+       fi;
+       i++
+     }
+  :: else -> break
+  od;
+#ifdef BUG_VX_ARM_LATE
+  nd[VP].state = QUEUED;                               /* BUG: armed after the members queued */
+#endif
+  /* sleep until the parker is rung or the deadline (no handler here) */
+  do
+  :: ret == R_OK ->
+     if                                                /* ret = pf_waiter_park(w, dl, async): */
+     :: nd[VP].tok == 1 -> ret = R_OK                  /*   0 once the word is 1 */
+     :: timed && nd[VP].tok == 0 -> ret = R_ETIMEDOUT  /*   the deadline, whenever the token is not there */
+     fi;
+     if
+     :: ret != R_OK -> break                           /* if (ret != 0 || */
+     :: else
+     fi;
+     if
+     :: nd[VP].state != QUEUED -> break                /*   AO_int_load(&p->state) != PF_W_QUEUED) break */
+     :: else
+     fi;
+     /* a surplus token: back, as wait.c does (tok = AO_int_load(&p->park.word);
+      * if (tok) CAS(&p->park.word, tok, 0)).  Unreached here: in the private
+      * table only a waker that moved the parker from QUEUED gives it a token
+      * (README: a mixed waitv's parker, a region slot, may get a stale one) */
+     nd[VP].tok = 0
+  :: else -> break
+  od;
+  /* pf_vx_end(w), in a critical section */
+  woken = VX_NONE;
+#ifdef BUG_VX_PARKER_FIRST
+  vx_disarm();                                         /* BUG?: the parker before the members */
+#endif
+  i = 0;
+  do
+  :: i < k ->                                          /* for (k = 0; k < w->vx_pushed; k++) */
+     dequeue(VM(i), GONE);                             /* pf_waiter_dequeue(&tmp, PF_W_GONE, 0) */
+     atomic {
+       if
+       :: !took && nd[VM(i)].state == WAKING ->        /* && AO_int_load(&m->state) == PF_W_WAKING */
+          assert(nd[VM(i)].cby != 0);                  /* counted by a waker */
+          if
+          :: woken == VX_NONE || nd[VM(i)].seq > woken -> woken = nd[VM(i)].seq   /* (int)m->seq > woken */
+          :: else
+          fi;
+          g_vxfound++                                  /* AO_fetch_and_add1(&pf_vx_woken_total) */
+       :: else ->
+          assert(took && nd[VM(i)].cby == 0)           /* taken off QUEUED: counted by nobody */
+       fi;
+       nd[VM(i)].state = IDLE;                         /* AO_int_store(&m->state, PF_W_IDLE) */
+       /* ghost: off every queue and stack, uncounted; nothing touches it again */
+       assert(nd[VM(i)].onq == 0 && !nd[VM(i)].linked && !nd[VM(i)].counted);
+       nd[VM(i)].live = 0;
+       i++
+     }
+  :: else -> break
+  od;
+#ifndef BUG_VX_PARKER_FIRST
+  vx_disarm();                                         /* no member can be woken now: the parker */
+#endif
+  /* (pf_record_return of the records: members not touched again) */
+  if
+  :: woken != VX_NONE -> vret = woken                  /* woken wins */
+  :: woken == VX_NONE && ret == R_OK -> vret = VX_E(R_EINTR)   /* detached, nothing woken */
+  :: else -> vret = VX_E(ret)
+  fi;
+vx_returned:
+  /* pf_self_pop; the ghosts: the waitv is over */
+  atomic {
+    hi = VX_NONE;
+    if :: nd[VM(0)].cby != 0 -> hi = 0 :: else fi;
+    if :: nd[VM(1)].cby != 0 -> hi = 1 :: else fi;
+    /* woken wins, no lost count: an index iff a member was counted, the
+     * highest counted; EAGAIN and ETIMEDOUT only when none was */
+    assert((vret < 100) == (hi != VX_NONE));
+    assert(vret >= 100 || vret == hi);
+    assert(vret != VX_E(R_EINTR));                     /* no handler here: never EINTR */
+    assert(nd[VP].onq == 0 && nd[VP].state == IDLE);
+    nd[VP].live = 0;
+    g_done++
+  }
+}
+#endif
 
 #ifdef CFG_HANDLER
 /* (G) A thread that waits on A (node 1, untimed) and restarts after an
@@ -1217,7 +1483,7 @@ proctype claimer()
 #endif
 
 /* ---- configurations ----------------------------------------------------------------- */
-#if defined(CFG_REQ2)
+#if defined(CFG_REQ2) || defined(CFG_WAITVOP)
 #define NPROC 2
 #elif defined(CFG_HUNT1) || defined(CFG_HUNT2)
 #define NPROC 4
@@ -1278,6 +1544,24 @@ init {
     run handler();
     run waiter(3, A, 0, 255, 0, 1);
     run waker(A, 2, 0);
+#elif defined(CFG_WAITV)
+    /* futex_waitv on A (member 0) and B (member 1), timed or not, vs
+     * WAKE(A, 1) after A = 1 and WAKE(B, 1) after B = 1 */
+    if :: run vwaiter(0) :: run vwaiter(1) fi;
+    run waker(A, 1, 0);
+    run waker(B, 1, 0);
+#elif defined(CFG_WAITVREQ)
+    /* futex_waitv on A and B, timed or not, vs CMP_REQUEUE A -> B (nr
+     * 0..1, nr2 0..1: member 0 may be woken on A or moved to B) and
+     * WAKE(B, 2) after B = 1 (it may find both members on B) */
+    if :: run vwaiter(0) :: run vwaiter(1) fi;
+    run requeuer(A, B, 1, 1, 1);
+    run waker(B, 2, 0);
+#elif defined(CFG_WAITVOP)
+    /* futex_waitv on A and B, timed or not, vs WAKE_OP(A, B) (B = 1 under
+     * both locks, wakes 1 on A and 1 on B: l1.n + l2.n) */
+    if :: run vwaiter(0) :: run vwaiter(1) fi;
+    run wakeop(A, B, 1, 1);
 #elif defined(CFG_HUNT1)
     /* larger: three timed waiters (A, A or B), one requeuer, two calls */
     run waiter(1, A, 0, 255, 1, 1);
@@ -1291,7 +1575,7 @@ init {
     run requeuer(A, B, 1, 2, 1);
     run requeuer(A, B, 1, 2, 1);
 #else
-#error "no configuration: -DCFG_WAKE, CFG_REQ, CFG_REQ2, CFG_REQWAKE or CFG_WAKEOP"
+#error "no configuration: -DCFG_WAKE, CFG_REQ, CFG_REQ2, CFG_REQWAKE, CFG_WAKEOP, CFG_HANDLER, CFG_REGION, CFG_FREE, CFG_WAITV, CFG_WAITVREQ or CFG_WAITVOP"
 #endif
   }
 #if defined(CFG_FREE)
@@ -1327,8 +1611,16 @@ init {
   /* the end: everyone finished (a process stuck in a park or a lock is an
    * invalid end state); the counts are exact */
   g_done == NPROC;
+#ifndef CFG_VX
   assert(g_woken == g_ret0);
   assert(g_seen == g_ret0);     /* the callers' counts: no lost wakeup as a caller sees it */
+#else
+  /* the storm's invariant (tests/waitv_storm): the members set WAKING, and
+   * the wakes the callers count, are the members the waitv's end found */
+  assert(g_woken == g_vxfound);
+  assert(g_seen == g_vxfound);
+  assert(nd[1].state == IDLE && nd[2].state == IDLE && nd[3].state == IDLE);
+#endif
   assert(waiters[0] == 0 && waiters[1] == 0);
   assert(incoming[0] == 0 && incoming[1] == 0 && head[0] == 0 && head[1] == 0);
   assert(lock[0] == 0 && lock[1] == 0)

@@ -28,10 +28,21 @@ typedef uint32_t pf_ref;
  * as on Linux.  A shared futex in a region is keyed by its offset in the
  * region, in the region's own table. */
 enum { PF_KEY_PRIVATE = 0, PF_KEY_SHARED_LOCAL = 1, PF_KEY_REGION = 2 };
+/* A word of a shared mapping outside regions (src/region/shared.c): the
+ * space's top bit, its other 31 bits and the word a hash of the object
+ * and the offset, in the user's shared table. */
+#define PF_KEY_OBJECT 0x80000000u
 struct pf_key {
   uint64_t word;
   uint32_t space;
 };
+struct pf_table;
+struct pf_os_objid;
+/* The shared table's key for the word at offset id->off of object id
+ * (src/region/shared.c): 0, or -errno (no table: ENOMEM, EACCES...). */
+int pf_shared_key(const struct pf_os_objid *id, struct pf_key *k, struct pf_table **tab);
+/* Its region's name, for this user and port (tests remove it). */
+int pf_shared_name(char *buf, size_t len);
 
 static inline int
 pf_key_eq(const struct pf_key *a, const struct pf_key *b)
@@ -215,6 +226,9 @@ struct pf_table_ops {
    * (src/region/robust.c). */
   long (*slice_ns)(const struct pf_table *tab);
   void (*robust_check)(struct pf_table *tab);
+  /* Is a registration of thread tid's list still there (not yet walked,
+   * or being walked by another survivor)? */
+  int (*robust_pending)(const struct pf_table *tab, uint32_t tid);
 };
 
 struct pf_rgn_att;
@@ -423,6 +437,9 @@ pf_keyspace_find(const void *p)
  * shared case is out of line (src/table.c), so the private fast paths stay
  * frameless. */
 int pf_key_make_shared(uint32_t *uaddr, struct pf_key *k, struct pf_table **tab);
+/* A shared-local key of a word in a shared mapping becomes its object's
+ * key in the user's shared table (src/table.c, issue 20): 0 or -errno. */
+int pf_key_object(const uint32_t *uaddr, struct pf_key *k, struct pf_table **tab);
 static inline int
 pf_key_make(uint32_t *uaddr, unsigned int flags, struct pf_key *k, struct pf_table **tab)
 {

@@ -27,8 +27,11 @@ int pf_os_shared_key_check(const void *p);
  * regions, keyed as the kernel keys them): for the word at p, the
  * object's identity, equal in every process that maps it, and p's byte
  * offset in it.  1 (*id set), 0 p lies in a private mapping (keyed by
- * address), -EFAULT nothing is mapped at p, -ENOSYS the OS cannot tell.
- * Linux: ports/linux/objid.c; elsewhere -ENOSYS for now. */
+ * address), PF_OBJID_NONE a shared mapping the OS gives no identity for
+ * (Windows: a view of a section), -EFAULT nothing is mapped at p, -ENOSYS
+ * the OS cannot tell.  Linux: ports/linux/objid.c; Windows:
+ * ports/win32/os.c; elsewhere -ENOSYS for now (doc/shared-futexes.md). */
+#define PF_OBJID_NONE 2
 struct pf_os_objid {
   uint64_t dev, ino, off;
 };

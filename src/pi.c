@@ -44,6 +44,7 @@
 #include "os.h"
 
 #include <pthread.h>
+#include <time.h>
 
 #define PF_FUTEX_WAITERS    0x80000000u
 #define PF_FUTEX_OWNER_DIED 0x40000000u
@@ -168,6 +169,9 @@ pf_pi_trylock(struct pf_table *tab, const struct pf_key *key, uint32_t *uaddr, u
  * locker with FUTEX_OWNER_DIED, as the kernel's exit of a PI owner hands
  * it over, robust list or not. */
 #define PF_PI_POLL_NS 100000000L
+/* A walk of a dead owner's robust list by another survivor is waited for
+ * in 1 ms naps, this many at most (a walker stopped for good: ESRCH). */
+#define PF_PI_WALK_WAITS 10000
 struct pf_pi_poll {
   struct pf_table *tab;
   const struct pf_key *key;
@@ -472,6 +476,8 @@ pf_emu_pi(const struct pf_req *r, int cmd)
     return pf_pi_cmp_requeue(r);
   if ((ret = pf_key_make(r->uaddr, r->flags, &key, &tab)) < 0)
     return ret;
+  if ((ret = pf_key_object(r->uaddr, &key, &tab)) < 0)
+    return ret;
   if ((ret = pf_word_check(r->uaddr)) < 0)
     return ret;
   if ((ret = pf_os_probe_write(r->uaddr)) < 0)          /* the kernel's EFAULT */
@@ -482,17 +488,28 @@ pf_emu_pi(const struct pf_req *r, int cmd)
   if (cmd != PF_OP_LOCK_PI && cmd != PF_OP_LOCK_PI2 && cmd != PF_OP_TRYLOCK_PI)
     return -ENOSYS;
   for (walked = 0;; walked = 1) {
+    uint32_t dead;
+    int waits = 0;
     ret = cmd == PF_OP_TRYLOCK_PI ? pf_pi_trylock(tab, &key, r->uaddr, tid)
                                   : pf_pi_lock(r, tab, &key, tid);
-    /* A dead owner with nobody queued: ESRCH, unless its process's robust
-     * lists, walked now, free the word (the kernel walks them at the
-     * exit, before its id is gone: a robust owner's death never answers
-     * ESRCH there).  A region's dead processes' lists (src/region/robust.c);
-     * a private word's owner was a thread of this process, walked at its
-     * own exit. */
+    /* A dead owner with nobody queued: ESRCH, unless its robust list,
+     * walked now, frees the word (the kernel walks it at the exit, before
+     * the id is gone: a robust owner's death never answers ESRCH there).
+     * A region's dead processes' lists (src/region/robust.c): walked
+     * here; one another survivor is walking (its slot taken: model/pi.pml
+     * found this locker answering ESRCH meanwhile), or that cannot start
+     * now (the registry busy), is waited for, as a Linux locker waits
+     * for the owner's exit to finish; then once more.  A private word's
+     * owner was a thread of this process, walked at its own exit. */
     if (ret != -ESRCH || walked || !tab->slots)
       return ret;
+    dead = pf_word_load(r->uaddr) & PF_PI_TID;
     tab->ops->robust_check(tab);
+    while (dead && tab->ops->robust_pending(tab, dead) && waits++ < PF_PI_WALK_WAITS) {
+      struct timespec ms = { 0, 1000000L };
+      nanosleep(&ms, NULL);
+      tab->ops->robust_check(tab);
+    }
   }
 }
 
@@ -536,7 +553,8 @@ pf_emu_pi_owner_died(uint32_t *uaddr, uint32_t tid)
   pf_self_enter_fast((uintptr_t)&here);
   if (pf_key_make(uaddr, 0, &key, &tab) == 0)
     (void)pf_pi_handoff_dead(tab, &key, uaddr, tid, 1, 1);
-  if ((ret = pf_key_make(uaddr, PF_F_SHARED, &key, &tab)) == 0)
+  if ((ret = pf_key_make(uaddr, PF_F_SHARED, &key, &tab)) == 0
+      && (ret = pf_key_object(uaddr, &key, &tab)) == 0)
     ret = pf_pi_handoff_dead(tab, &key, uaddr, tid, 1, 0);
   pf_crit_exit(&c);
   return ret;

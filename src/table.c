@@ -125,6 +125,34 @@ pf_key_make_shared(uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
   return 0;
 }
 
+/* A shared key outside regions, made for the word at uaddr by
+ * pf_key_make: a word of a shared mapping gets its object's key in the
+ * user's shared table (src/region/shared.c: 0, or -errno when the table
+ * cannot be had); a private mapping's keeps this process's key, by
+ * address (so does a word the OS cannot tell about, -ENOSYS, or where
+ * nothing is mapped: the checks after this answer EFAULT); a shared
+ * mapping the OS names no object for answers ENOSYS (Windows: a view of
+ * a section; use a region), never a key that silently stays local.  The OS's
+ * answer costs a system call (Linux: one ioctl), so callers ask only
+ * past the fast paths that need no key of the object (a mismatched
+ * wait). */
+int
+pf_key_object(const uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
+{
+  struct pf_os_objid id;
+  if (k->space != PF_KEY_SHARED_LOCAL)
+    return 0;
+  switch (pf_os_object_id(uaddr, &id)) {
+  case 1:
+    return pf_shared_key(&id, k, tab);
+  case PF_OBJID_NONE:
+    return -ENOSYS;                   /* shared memory the OS names no object for
+                                         (Windows): documented, never a silent key */
+  default:
+    return 0;
+  }
+}
+
 /* Both keys of a two-word op (requeue, wake_op), as Linux makes them: one
  * after the other, each with its alignment (EINVAL) and then, for a shared
  * key outside every region, EFAULT on a page the kernel would not key.
@@ -135,14 +163,20 @@ pf_key_make2(const struct pf_req *r, struct pf_key *k1, struct pf_table **t1, st
              struct pf_table **t2)
 {
   int ret;
+  int local1;
   if ((ret = pf_key_make(r->uaddr, r->flags, k1, t1)) < 0)
     return ret;
-  if (k1->space == PF_KEY_SHARED_LOCAL && (ret = pf_os_shared_key_check(r->uaddr)) < 0)
+  if ((ret = pf_key_object(r->uaddr, k1, t1)) < 0)
+    return ret;
+  local1 = k1->space == PF_KEY_SHARED_LOCAL;
+  if (local1 && (ret = pf_os_shared_key_check(r->uaddr)) < 0)
     return ret;
   if ((ret = pf_key_make(r->uaddr2, r->flags, k2, t2)) < 0)
     return ret;
+  if ((ret = pf_key_object(r->uaddr2, k2, t2)) < 0)
+    return ret;
   if (k2->space == PF_KEY_SHARED_LOCAL
-      && !(k1->space == PF_KEY_SHARED_LOCAL && ((uintptr_t)r->uaddr >> 12) == ((uintptr_t)r->uaddr2 >> 12))
+      && !(local1 && ((uintptr_t)r->uaddr >> 12) == ((uintptr_t)r->uaddr2 >> 12))
       && (ret = pf_os_shared_key_check(r->uaddr2)) < 0)
     return ret;
   return 0;
@@ -154,7 +188,8 @@ pf_emu_wake_idle_shared(uint32_t *uaddr)
   struct pf_key key;
   struct pf_table *tab;
   uint32_t i;
-  return pf_key_make_shared(uaddr, &key, &tab) == 0 && pf_emu_nobody_waits(tab, &key, &i);
+  return pf_key_make_shared(uaddr, &key, &tab) == 0 && pf_key_object(uaddr, &key, &tab) == 0
+         && pf_emu_nobody_waits(tab, &key, &i);
 }
 
 /* ---- Bucket locks ---------------------------------------------------------- */

@@ -551,5 +551,7 @@ pf_emu_wait(const struct pf_req *r)
   /* Fast path (pf.h, pf_wait_mismatch): no lock, no syscall. */
   if (pf_wait_mismatch(r->uaddr, r->val))
     return -EAGAIN;
+  if ((ret = pf_key_object(r->uaddr, &key, &tab)) < 0)
+    return ret;
   return pf_emu_wait_queued(r, tab, key);
 }

@@ -381,6 +381,8 @@ pf_emu_waitv(struct pfutex_waitv *uw, unsigned int nr, unsigned int flags,
     if ((ret = pf_key_make(ua, (v[i].flags & PFUTEX2_PRIVATE) ? 0 : PF_F_SHARED, &e[i].key,
                            &tab)) < 0)
       return ret;
+    if ((ret = pf_key_object(ua, &e[i].key, &tab)) < 0)
+      return ret;
     if ((ret = pf_word_check(ua)) < 0)
       return ret;
     if (tab != &pf_table) {

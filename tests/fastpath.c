@@ -1,6 +1,8 @@
-/* fastpath: under emulation, a wait whose value does not match and a wake
- * that finds no waiter make no system call (the fast paths in wait.c and
- * wake.c).  A forked child runs them under a seccomp filter that traps every
+/* fastpath: under emulation, a wait whose value does not match and a
+ * private wake that finds no waiter make no system call (the fast paths in
+ * wait.c and wake.c); a shared wake outside regions that finds no waiter
+ * makes one, the mapping query (which object, issue 20: ports/linux/objid.c),
+ * and no other.  A forked child runs them under a seccomp filter that traps every
  * system call but exit/exit_group/rt_sigreturn, and exits with the number of
  * traps.  A control child makes one raw syscall to show the filter counts. */
 #ifdef _WIN32
@@ -25,6 +27,7 @@ main(void)
 #include <sys/wait.h>
 
 #include "pft.h"
+#include "os.h"
 #include "pfutex/linux.h"
 
 #if defined(HAVE_LINUX_SECCOMP_H) && defined(HAVE_LINUX_FILTER_H) && defined(HAVE_SYS_PRCTL_H) \
@@ -64,6 +67,12 @@ fp_on_sigsys(int sig)
 # define FP_NR_SIGRETURN SYS_rt_sigreturn
 #endif
 
+/* The mapping query a shared op outside regions makes (ports/linux/objid.c:
+ * the PROCMAP_QUERY ioctl on /proc/self/maps), let through by the filter
+ * of the shared-wake child. */
+#define FP_PROCMAP_QUERY 0xC0686611u
+static int fp_allow_query;
+
 /* Install the SIGSYS handler, then the filter; returns 0 or -1 (errno). */
 static int
 fp_install_filter(void)
@@ -73,11 +82,15 @@ fp_install_filter(void)
     BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FP_ARCH, 1, 0),
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
     BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit_group, 4, 0),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit, 3, 0),
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigreturn, 2, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit_group, 7, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_exit, 6, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, SYS_rt_sigreturn, 5, 0),
     /* i386 returns from a plain (non-SA_SIGINFO) handler with sigreturn */
-    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FP_NR_SIGRETURN, 1, 0),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FP_NR_SIGRETURN, 4, 0),
+    /* the shared-wake child: ioctl(fd, PROCMAP_QUERY, ...) */
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, fp_allow_query ? SYS_ioctl : 0xffffffffu, 0, 2),
+    BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, args[1])),
+    BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, FP_PROCMAP_QUERY, 1, 0),
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_TRAP),
     BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
   };
@@ -129,11 +142,24 @@ fp_child_fastpaths(uint32_t *word)
   for (i = 0; i < FP_ITERS; i++) {
     if (pfutex(word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0) != 0)
       bad = 1;
-    if (pfutex(word, FUTEX_WAKE, 1, NULL, NULL, 0) != 0)
-      bad = 1;
     if (pfutex(word, FUTEX_WAKE_BITSET_PRIVATE, 0x7fffffff, NULL, NULL, 1) != 0)
       bad = 1;
     if (pfutex_wake(word, PFUTEX_BITSET_MATCH_ANY, 1, PFUTEX_PRIVATE) != 0)
+      bad = 1;
+  }
+  fp_exit_count(bad);
+}
+
+/* Shared empty wakes outside regions: the word's mapping must be asked
+ * (private, or which object: issue 20), one PROCMAP_QUERY ioctl, which the
+ * filter lets through; nothing else.  The first wake, before the filter,
+ * opens the descriptor. */
+static void
+fp_child_shared_wakes(uint32_t *word)
+{
+  int i, bad = 0;
+  for (i = 0; i < FP_ITERS; i++) {
+    if (pfutex(word, FUTEX_WAKE, 1, NULL, NULL, 0) != 0)
       bad = 1;
     if (pfutex_wake(word, PFUTEX_BITSET_MATCH_ANY, 0x7fffffff, PFUTEX_SHARED) != 0)
       bad = 1;
@@ -151,6 +177,8 @@ fp_run_child(void (*body)(uint32_t *), uint32_t *word)
     sysbail("fork");
   if (pid == 0) {
     alarm(20);                       /* our own watchdog, set before the filter */
+    if (fp_allow_query)
+      (void)pfutex(word, FUTEX_WAKE, 1, NULL, NULL, 0);   /* the query's descriptor */
     if (fp_install_filter() != 0)
       _exit(251);
     body(word);
@@ -206,12 +234,14 @@ main(void)
 #else
   if ((no_filter = pft_seccomp_unavailable()) != NULL)
     skip_all("cannot install a seccomp filter here (%s)", no_filter);
-  plan(4);
+  plan(6);
   pft_watchdog(60);
 
-  /* Warm up: the backend's one-time init makes system calls. */
+  /* Warm up: the backend's one-time init makes system calls; so does the
+   * first mapping query (the reader's probe). */
   pfutex(&word, FUTEX_WAIT_PRIVATE, word + 1, NULL, NULL, 0);
   pfutex(&word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  pfutex(&word, FUTEX_WAKE, 1, NULL, NULL, 0);
 
   st = fp_run_child(fp_child_control, &word);
   fp_report(st, "control");
@@ -223,7 +253,23 @@ main(void)
   fp_report(st, "fast paths");
   ok(WIFEXITED(st), "fast-path child exited normally");
   is_int(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
-         "%d mismatched waits and %d empty wakes: no system call", 4 * FP_ITERS, 5 * FP_ITERS);
+         "%d mismatched waits (private and shared) and %d private empty wakes: no system call",
+         4 * FP_ITERS, 3 * FP_ITERS);
+
+  if (pf_os_objid_reader() != 1) {
+    skip("shared empty wakes: this kernel has no PROCMAP_QUERY (the mapping is read from "
+         "/proc/self/maps: several system calls a wake)");
+    skip("(the same)");
+  } else {
+    fp_allow_query = 1;
+    st = fp_run_child(fp_child_shared_wakes, &word);
+    fp_report(st, "shared wakes");
+    ok(WIFEXITED(st), "shared-wake child exited normally");
+    is_int(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+           "%d shared empty wakes of a private mapping's word: no system call but the mapping "
+           "query (PROCMAP_QUERY)",
+           2 * FP_ITERS);
+  }
   return 0;
 #endif
 }

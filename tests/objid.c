@@ -26,11 +26,63 @@
 #endif
 #include "basic.h"
 
-#if !defined(__linux__)
+#if defined(_WIN32)
+/* Windows names no object for a view of a section: a shared op on a word
+ * there answers ENOSYS (never a key by address that would silently not
+ * reach other processes); private and image memory keep address keys. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <windows.h>
+#include <pfutex.h>
+#include <pfutex/linux.h>
+
+#include "os.h"
+
+static uint32_t image_word;
+
 int
 main(void)
 {
-  skip_all("pf_os_object_id is Linux's only for now");
+  HANDLE h;
+  uint32_t *view, *heap;
+  struct pf_os_objid id;
+  long r;
+  int e;
+  plan_lazy();
+  h = CreateFileMappingW(INVALID_HANDLE_VALUE, NULL, PAGE_READWRITE, 0, 65536, NULL);
+  if (!h || !(view = MapViewOfFile(h, FILE_MAP_ALL_ACCESS, 0, 0, 65536)))
+    bail("CreateFileMapping/MapViewOfFile: %lu", (unsigned long)GetLastError());
+  heap = malloc(64);
+  if (!heap)
+    bail("malloc");
+  ok(pf_os_object_id(view + 10, &id) == PF_OBJID_NONE && pf_os_object_id(heap, &id) == 0
+         && pf_os_object_id(&image_word, &id) == 0,
+     "a view of a section: no identity; heap and image memory: private");
+  if (pfutex_backend() && strncmp(pfutex_backend(), "emu", 3) == 0) {
+    view[10] = 0;
+    r = pfutex(view + 10, FUTEX_WAKE, 1, NULL, NULL, 0);
+    e = errno;
+    ok(r == -1 && e == ENOSYS, "a shared wake on a view's word: %ld %s (ENOSYS)", r,
+       r ? strerror(e) : "");
+    r = pfutex(view + 10, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+    ok(r == 0, "a private wake there: %ld", r);
+    heap[0] = 0;
+    r = pfutex(heap, FUTEX_WAKE, 1, NULL, NULL, 0);
+    ok(r == 0, "a shared wake on a heap word: %ld (keyed by address)", r);
+  } else {
+    skip("backend %s: not the emulation", pfutex_backend() ? pfutex_backend() : "none");
+  }
+  UnmapViewOfFile(view);
+  CloseHandle(h);
+  free(heap);
+  return 0;
+}
+#elif !defined(__linux__)
+int
+main(void)
+{
+  skip_all("pf_os_object_id is Linux's and Windows' only for now");
   return 0;
 }
 #else
@@ -50,94 +102,10 @@ main(void)
 #include "os.h"
 #include "pft.h"
 
-#define OBJ_SIZE (64 * 1024)
+#include "shm_obj.h"
+
+#define OBJ_SIZE SO_SIZE
 #define WORD_OFF (3 * 4096 + 40)          /* the word's byte offset in the object */
-
-static const char *kinds[] = { "anon", "posix", "file", "sysv", "memfd" };
-
-struct obj {
-  int kind;
-  int fd;                                 /* posix, file, memfd */
-  int shmid;                              /* sysv */
-  char name[128];                         /* posix: shm name; file: path */
-};
-
-static int
-obj_make(struct obj *o, int kind)
-{
-  memset(o, 0, sizeof *o);
-  o->kind = kind;
-  o->fd = -1;
-  o->shmid = -1;
-  switch (kind) {
-  case 0:
-    return 0;
-  case 1:
-    snprintf(o->name, sizeof o->name, "/pfutex-objid-%ld", (long)getpid());
-    shm_unlink(o->name);
-    if ((o->fd = shm_open(o->name, O_RDWR | O_CREAT | O_EXCL, 0600)) < 0)
-      return -1;
-    break;
-  case 2: {
-    const char *dir = getenv("TMPDIR");
-    snprintf(o->name, sizeof o->name, "%s/pfutex-objid-%ld", dir ? dir : "/tmp", (long)getpid());
-    if ((o->fd = open(o->name, O_RDWR | O_CREAT | O_TRUNC, 0600)) < 0)
-      return -1;
-    break;
-  }
-  case 3:
-    if ((o->shmid = shmget(IPC_PRIVATE, OBJ_SIZE, IPC_CREAT | 0600)) < 0)
-      return -1;
-    return 0;
-  case 4:
-#ifdef SYS_memfd_create
-    if ((o->fd = (int)syscall(SYS_memfd_create, "pfutex-objid", 0)) < 0)
-      return -1;
-    break;
-#else
-    errno = ENOSYS;
-    return -1;
-#endif
-  }
-  return ftruncate(o->fd, OBJ_SIZE);
-}
-
-static void
-obj_drop(struct obj *o)
-{
-  if (o->fd >= 0)
-    close(o->fd);
-  if (o->kind == 1)
-    shm_unlink(o->name);
-  if (o->kind == 2)
-    unlink(o->name);
-  if (o->shmid >= 0)
-    shmctl(o->shmid, IPC_RMID, NULL);
-}
-
-/* Map the object from byte `from` (a page multiple) for len bytes; anon:
- * a fresh anonymous shared mapping (only the first map of it). */
-static char *
-obj_map(const struct obj *o, off_t from, size_t len)
-{
-  void *p;
-  if (o->kind == 0)
-    p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  else if (o->kind == 3)
-    return (p = shmat(o->shmid, NULL, 0)) == (void *)-1 ? NULL : (char *)p + from;
-  else
-    p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, o->fd, from);
-  return p == MAP_FAILED ? NULL : p;
-}
-
-static void
-obj_unmap(const struct obj *o, char *p, off_t from, size_t len)
-{
-  if (o->kind == 3)
-    shmdt(p - from);
-  else
-    munmap(p, len);
-}
 
 static int
 id_eq(const struct pf_os_objid *a, const struct pf_os_objid *b)
@@ -150,35 +118,15 @@ id_eq(const struct pf_os_objid *a, const struct pf_os_objid *b)
 static int
 child_main(char **argv)
 {
-  struct obj o;
+  struct so_obj o;
   struct pf_os_objid id;
   char *p;
   int r;
-  memset(&o, 0, sizeof o);
-  o.kind = atoi(argv[2]);
-  o.fd = -1;
-  o.shmid = -1;
   if (atoi(argv[4]))
     pf_os_objid_force_maps(1);
-  switch (o.kind) {
-  case 1:
-    o.fd = shm_open(argv[3], O_RDWR, 0);
-    break;
-  case 2:
-    o.fd = open(argv[3], O_RDWR);
-    break;
-  case 3:
-    o.shmid = atoi(argv[3]);
-    break;
-  case 4:
-    o.fd = atoi(argv[3]);                 /* inherited across exec */
-    break;
-  default:
-    return 2;
-  }
-  if (o.kind != 3 && o.fd < 0)
+  if (so_from_arg(&o, atoi(argv[2]), argv[3]) != 0)
     return 3;
-  if (!(p = obj_map(&o, 0, OBJ_SIZE)))
+  if (!(p = so_map(&o, 0)))
     return 4;
   r = pf_os_object_id(p + WORD_OFF, &id);
   printf("%d %llu %llu %llu\n", r, (unsigned long long)id.dev, (unsigned long long)id.ino,
@@ -208,37 +156,37 @@ static void
 check_kind(int kind, int maps, const char *self)
 {
   const char *how = maps ? "maps" : "query";
-  struct obj o;
+  struct so_obj o;
   struct pf_os_objid a, b, c, f;
   char *p1, *p2, cmd[512];
   int r1, r2, rf = -9, pfd[2], st, rc;
   pid_t k;
 
-  if (obj_make(&o, kind) != 0) {
-    skip("%s (%s): cannot make the object: %s", kinds[kind], how, strerror(errno));
+  if (so_make(&o, kind, "objid") != 0) {
+    skip("%s (%s): cannot make the object: %s", so_kinds[kind], how, strerror(errno));
     return;
   }
   /* two mappings: the whole object, and (not anon: its second mapping
    * would be another object) from its second page */
-  if (!(p1 = obj_map(&o, 0, OBJ_SIZE)))
-    sysbail("map %s", kinds[kind]);
+  if (!(p1 = so_map(&o, 0)))
+    sysbail("map %s", so_kinds[kind]);
   r1 = pf_os_object_id(p1 + WORD_OFF, &a);
   if (kind == 0 || kind == 3) {
     /* shmat twice; anon: mremap(old_size 0) maps the same shared
      * anonymous object a second time */
-    p2 = kind == 3 ? obj_map(&o, 0, OBJ_SIZE) : mremap(p1, 0, OBJ_SIZE, MREMAP_MAYMOVE);
+    p2 = so_map2(&o, p1);
     if (!p2 || p2 == MAP_FAILED)
-      sysbail("a second mapping of %s", kinds[kind]);
+      sysbail("a second mapping of %s", so_kinds[kind]);
     r2 = pf_os_object_id(p2 + WORD_OFF, &b);
   } else {
-    if (!(p2 = obj_map(&o, 4096, OBJ_SIZE - 4096)))
-      sysbail("map %s at 4096", kinds[kind]);
+    if (!(p2 = so_map(&o, 4096)))
+      sysbail("map %s at 4096", so_kinds[kind]);
     r2 = pf_os_object_id(p2 + WORD_OFF - 4096, &b);
   }
   ok(r1 == 1 && r2 == 1 && id_eq(&a, &b) && a.off == WORD_OFF && a.ino != 0,
      "%s (%s): two mappings at %p and %p: %d, %d; dev %llu ino %llu off %llu / dev %llu ino "
      "%llu off %llu",
-     kinds[kind], how, (void *)p1, (void *)p2, r1, r2, (unsigned long long)a.dev,
+     so_kinds[kind], how, (void *)p1, (void *)p2, r1, r2, (unsigned long long)a.dev,
      (unsigned long long)a.ino, (unsigned long long)a.off, (unsigned long long)b.dev,
      (unsigned long long)b.ino, (unsigned long long)b.off);
   if (o.fd >= 0) {
@@ -246,7 +194,7 @@ check_kind(int kind, int maps, const char *self)
     if (fstat(o.fd, &sb) != 0)
       sysbail("fstat");
     ok((uint64_t)sb.st_dev == a.dev && (uint64_t)sb.st_ino == a.ino,
-       "%s (%s): the identity is the object's (fstat: dev %llu ino %llu)", kinds[kind], how,
+       "%s (%s): the identity is the object's (fstat: dev %llu ino %llu)", so_kinds[kind], how,
        (unsigned long long)sb.st_dev, (unsigned long long)sb.st_ino);
   }
   /* a fork()ed child (its own mapping for every kind but anon) */
@@ -256,7 +204,7 @@ check_kind(int kind, int maps, const char *self)
   if ((k = fork()) < 0)
     sysbail("fork");
   if (k == 0) {
-    char *q = kind == 0 ? p1 : obj_map(&o, 0, OBJ_SIZE);
+    char *q = kind == 0 ? p1 : so_map(&o, 0);
     struct pf_os_objid x;
     int rx = q ? pf_os_object_id(q + WORD_OFF, &x) : -100;
     if (write(pfd[1], &rx, sizeof rx) != (ssize_t)sizeof rx
@@ -270,28 +218,23 @@ check_kind(int kind, int maps, const char *self)
   close(pfd[0]);
   while (waitpid(k, &st, 0) < 0)
     ;
-  ok(rf == 1 && id_eq(&a, &f), "%s (%s): a fork()ed child%s: %d, the same identity", kinds[kind],
+  ok(rf == 1 && id_eq(&a, &f), "%s (%s): a fork()ed child%s: %d, the same identity", so_kinds[kind],
      how, kind == 0 ? " (the inherited mapping)" : " (a mapping of its own)", rf);
   /* an exec'd program mapping it afresh */
   if (kind != 0) {
-    if (kind == 4) {
-      int fl = fcntl(o.fd, F_GETFD);
-      fcntl(o.fd, F_SETFD, fl & ~FD_CLOEXEC);
-    }
+    so_keep_on_exec(&o);
     snprintf(cmd, sizeof cmd, "%s%s%s --child %d %s %d", pft_emulator() ? pft_emulator() : "",
              pft_emulator() ? " " : "", self, kind,
-             kind == 3 ? (snprintf(o.name, sizeof o.name, "%d", o.shmid), o.name)
-             : kind == 4 ? (snprintf(o.name, sizeof o.name, "%d", o.fd), o.name)
-                         : o.name,
+             o.arg,
              maps);
     rc = read_id(cmd, &rf, &c);
     ok(rc == 0 && rf == 1 && id_eq(&a, &c), "%s (%s): an exec'd process mapping it: %s %d",
-       kinds[kind], how, rc == 0 ? "answered" : "FAILED to answer", rf);
+       so_kinds[kind], how, rc == 0 ? "answered" : "FAILED to answer", rf);
   }
-  obj_unmap(&o, p1, 0, OBJ_SIZE);
+  so_unmap(&o, p1, 0);
   if (p2 && p2 != p1)
-    obj_unmap(&o, p2, kind == 0 || kind == 3 ? 0 : 4096, kind == 0 || kind == 3 ? OBJ_SIZE : OBJ_SIZE - 4096);
-  obj_drop(&o);
+    so_unmap(&o, p2, kind == 0 || kind == 3 ? 0 : 4096);
+  so_drop(&o);
 }
 
 /* Private memory, nothing mapped, and a mapping replaced at its address. */
@@ -300,7 +243,7 @@ check_others(int maps)
 {
   const char *how = maps ? "maps" : "query";
   struct pf_os_objid a, b;
-  struct obj o1, o2;
+  struct so_obj o1, o2;
   char *p, *q;
   int r;
   static uint32_t bss_word;
@@ -318,7 +261,7 @@ check_others(int maps)
   ok(r == -EFAULT, "nothing mapped (%s): %d (-EFAULT %d)", how, r, -EFAULT);
 
   /* MAP_PRIVATE of a file, written (copy-on-write): private */
-  if (obj_make(&o1, 2) != 0 || obj_make(&o2, 1) != 0)
+  if (so_make(&o1, 2, "objid1") != 0 || so_make(&o2, 1, "objid2") != 0)
     sysbail("objects");
   p = mmap(NULL, OBJ_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, o1.fd, 0);
   if (p == MAP_FAILED)
@@ -329,7 +272,7 @@ check_others(int maps)
   munmap(p, OBJ_SIZE);
 
   /* the same address, another object: seen at once */
-  p = obj_map(&o1, 0, OBJ_SIZE);
+  p = so_map(&o1, 0);
   if (!p)
     sysbail("map");
   r = pf_os_object_id(p + WORD_OFF, &a);
@@ -343,8 +286,8 @@ check_others(int maps)
        (unsigned long long)a.ino, (unsigned long long)b.ino);
   }
   munmap(q, OBJ_SIZE);
-  obj_drop(&o1);
-  obj_drop(&o2);
+  so_drop(&o1);
+  so_drop(&o2);
 }
 
 int

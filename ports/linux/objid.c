@@ -19,13 +19,15 @@
  * Neither is cached: each call asks the kernel about the mapping as it is
  * now, so a munmap and an mmap of another object at the same address are
  * seen at once (a cache needs a validation the kernel does not offer
- * unprivileged; doc/shared-futexes.md).  The descriptor is opened per call:
- * /proc/self opened before a fork() names the parent. */
+ * unprivileged; doc/shared-futexes.md).  The query's descriptor is kept
+ * (one ioctl a call); the maps reader opens the file each time. */
 #include "os.h"
 
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* include/uapi/linux/fs.h (Linux 6.11+), for headers older than that. */
@@ -154,35 +156,104 @@ pf_objid_maps(int fd, uintptr_t a, struct pf_os_objid *id, int *shared)
   }
 }
 
+/* The query's descriptor of /proc/self/maps, kept (lock-free: a signal
+ * handler's op may ask while its thread is here): published by one
+ * compare-and-swap (a loser closes its own); dropped, never closed, when
+ * the ioctl stops answering (a caller closed or replaced the number, which
+ * may be another file's now).  A fork child's inherited one names the
+ * parent's map: the atfork handler closes it if it is still the very file
+ * we opened, and forgets it. */
+static AO_t pf_objid_fdp1;                   /* its fd + 1; 0: none */
+static dev_t pf_objid_fd_dev;
+static ino_t pf_objid_fd_ino;
+static pthread_once_t pf_objid_once = PTHREAD_ONCE_INIT;
+
+static void
+pf_objid_atfork_child(void)
+{
+  AO_t v = AO_load(&pf_objid_fdp1);
+  struct stat sb;
+  if (v && fstat((int)v - 1, &sb) == 0 && sb.st_dev == pf_objid_fd_dev
+      && sb.st_ino == pf_objid_fd_ino)
+    close((int)v - 1);
+  AO_store(&pf_objid_fdp1, 0);
+}
+
+static void
+pf_objid_init(void)
+{
+  (void)pthread_atfork(NULL, NULL, pf_objid_atfork_child);
+}
+
+static int
+pf_objid_query_fd(int *opened)
+{
+  AO_t v = AO_load_acquire(&pf_objid_fdp1);
+  struct stat sb;
+  int fd;
+  *opened = 0;
+  if (v)
+    return (int)v - 1;
+  pthread_once(&pf_objid_once, pf_objid_init);
+  if ((fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)) < 0)
+    return -1;
+  if (fstat(fd, &sb) == 0) {
+    pf_objid_fd_dev = sb.st_dev;
+    pf_objid_fd_ino = sb.st_ino;
+  }
+  if (!AO_compare_and_swap_full(&pf_objid_fdp1, 0, (AO_t)fd + 1)) {
+    close(fd);                               /* another thread's won */
+    v = AO_load_acquire(&pf_objid_fdp1);
+    return v ? (int)v - 1 : -1;
+  }
+  *opened = 1;
+  return fd;
+}
+
+static void
+pf_objid_forget(int fd)
+{
+  (void)AO_compare_and_swap_full(&pf_objid_fdp1, (AO_t)fd + 1, 0);
+}
+
 int
 pf_os_object_id(const void *p, struct pf_os_objid *id)
 {
   uintptr_t a = (uintptr_t)p;
-  int fd, r = -1, shared = 0, saved = errno;
+  int fd, r = -1, shared = 0, saved = errno, opened, tries;
   unsigned int st = AO_int_load(&pf_objid_query_state);
   memset(id, 0, sizeof *id);
-  fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    errno = saved;
-    return -ENOSYS;
+  for (tries = 0; st != 2 && tries < 2; tries++) {
+    if ((fd = pf_objid_query_fd(&opened)) < 0)
+      break;
+    if ((r = pf_objid_query(fd, a, id, &shared)) >= 0) {
+      if (st == 0)
+        AO_int_store(&pf_objid_query_state, 1);
+      break;
+    }
+    if (opened) {
+      /* a descriptor just opened does not answer: no ioctl here */
+      if (errno == ENOTTY || errno == EINVAL || errno == ENOSYS)
+        AO_int_store(&pf_objid_query_state, 2);
+      break;
+    }
+    pf_objid_forget(fd);                     /* closed or replaced meanwhile: again */
   }
-  if (st != 2) {
-    r = pf_objid_query(fd, a, id, &shared);
-    if (r < 0)
-      AO_int_store(&pf_objid_query_state, 2);
-    else if (st == 0)
-      AO_int_store(&pf_objid_query_state, 1);
-  }
-  if (r < 0)
+  if (r < 0) {
+    if ((fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)) < 0) {
+      errno = saved;
+      return -ENOSYS;
+    }
     r = pf_objid_maps(fd, a, id, &shared);
-  close(fd);
+    close(fd);
+  }
   errno = saved;
   if (r < 0)
     return -ENOSYS;
   if (r == 0)
     return -EFAULT;
   if (!shared || id->ino == 0)
-    return 0;                                  /* private: keyed by address, as the kernel
-                                                  keys an anonymous page */
+    return 0;                                /* private: keyed by address, as the kernel
+                                                keys an anonymous page */
   return 1;
 }

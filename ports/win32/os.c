@@ -375,14 +375,19 @@ pf_os_tid_alive(uint32_t tid)
   return r;
 }
 
-/* Windows keys nothing by page outside regions: a view of a section names
- * no object another process could name (doc/shared-futexes.md). */
+/* Windows: a view of a section (MEM_MAPPED) names no object another
+ * process could name, and not its offset in the section (VirtualQuery's
+ * MEMORY_BASIC_INFORMATION): PF_OBJID_NONE, which the engine answers with
+ * ENOSYS, never a key by address that would silently not reach the other
+ * processes.  Private and image pages: 0, keyed by address. */
 int
 pf_os_object_id(const void *p, struct pf_os_objid *id)
 {
-  (void)p;
+  MEMORY_BASIC_INFORMATION mi;
   memset(id, 0, sizeof *id);
-  return -ENOSYS;
+  if (VirtualQuery(p, &mi, sizeof mi) != sizeof mi || mi.State != MEM_COMMIT)
+    return -EFAULT;
+  return mi.Type == MEM_MAPPED ? PF_OBJID_NONE : 0;
 }
 
 void

@@ -57,6 +57,7 @@ static const struct pf_table_ops pf_region_table_ops = {
   .robust_unreg = pf_region_robust_unreg,
   .slice_ns = pf_region_slice_ns,
   .robust_check = pf_region_robust_check,
+  .robust_pending = pf_region_robust_pending,
 };
 
 #endif

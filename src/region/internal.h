@@ -252,6 +252,7 @@ int pf_region_robust_reg(struct pf_table *tab, uint64_t key_base, uint64_t head_
 void pf_region_robust_unreg(struct pf_table *tab, pf_ref ref, uint64_t head_key, uint32_t tid);
 long pf_region_slice_ns(const struct pf_table *tab);
 void pf_region_robust_check(struct pf_table *tab);
+int pf_region_robust_pending(const struct pf_table *tab, uint32_t tid);
 void pf_rgn_robust_reap(struct pf_rgn_att *a, uint32_t s, uint32_t o);
 void pf_rgn_robust_drop_all(struct pf_rgn_att *a);
 #ifdef PF_HAVE_EMU

@@ -116,6 +116,19 @@ pf_region_robust_check(struct pf_table *tab)
   }
 }
 
+/* The table's robust_pending op: a registration of tid's list is still
+ * in a slot (its walk not over: by a survivor now, or to come). */
+int
+pf_region_robust_pending(const struct pf_table *tab, uint32_t tid)
+{
+  uint32_t s;
+  for (s = 0; s < tab->nslots; s++)
+    if (AO_int_load(&tab->slots[s].state) == PF_W_ROBUST
+        && (AO_int_load(&tab->slots[s].pi) & PF_PI_TID) == (tid & PF_PI_TID))
+      return 1;
+  return 0;
+}
+
 /* The table's slice_ns op (0: the engine's usual slice). */
 long
 pf_region_slice_ns(const struct pf_table *tab)

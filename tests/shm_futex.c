@@ -1,0 +1,559 @@
+/* shm_futex: shared (non-PRIVATE) futex ops on words in memory the program
+ * maps itself, with no pfutex region: the five kinds of tests/shm_obj.h,
+ * across fork()ed processes and exec'd ones, at different addresses, and
+ * twice in one process (issue 20).  The native backend (the kernel) is the
+ * reference; every emulated backend must give the same answers:
+ *   1. wait/wake: 3 fork()ed children wait, each through a mapping of its
+ *      own at another address; wake(1) until 3 are counted: the sum of the
+ *      wakes' counts is 3, each child's wait returned 0, and one more wake
+ *      counts nobody;
+ *   2. the same with 2 exec'd processes that map the object afresh (not
+ *      anon: nothing but a fork child can reach it);
+ *   3. twice in one process: a thread waits through one mapping, the
+ *      wake comes through the other;
+ *   4. a mismatch answers EAGAIN; a 50 ms timeout ETIMEDOUT and leaves
+ *      nobody queued;
+ *   5. cmp_requeue within the mapping: 2 children on A, moved to B (the
+ *      moves counted exactly), then woken on B (2), none left on A;
+ *   6. wake_op: a child on A and one on B, both woken by wake_ops of A
+ *      whose op leaves B as it is (counts summed: 2);
+ *   7. wake_bitset: children with bitsets 1 and 2; a wake of bitset 2
+ *      counts only that one;
+ *   8. a 3-state mutex and a condition variable whose broadcast is
+ *      CMP_REQUEUE (glibc's old scheme), used by 4 processes passing a
+ *      turn around: the counter they increment is exact.
+ * And, outside the kinds: a MAP_PRIVATE mapping written (copy-on-write)
+ * before a fork is not shared (the child's wait times out, the parent's
+ * wake counts nobody), and a PRIVATE wait is not woken by a shared wake
+ * (the kernel keys them apart), on a MAP_SHARED word.
+ * POSIX hosts with fork(); the exec'd processes run this program again
+ * ("--waiter"). */
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+#include "basic.h"
+
+#ifdef _WIN32
+int
+main(void)
+{
+  skip_all("Windows: needs fork(); shared ops outside regions are not keyed by object there");
+  return 0;
+}
+#else
+#include "shm_obj.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "pft.h"
+#include <pfutex.h>
+#include <pfutex/linux.h>
+
+/* word offsets in the object (several pages in, so an offset that ignored
+ * the mapping's start or file offset would show) */
+#define W_A      (3 * 4096 + 40)
+#define W_B      (5 * 4096 + 8)
+#define W_MUTEX  (6 * 4096)
+#define W_COND   (6 * 4096 + 64)
+#define W_CTR    (7 * 4096)
+#define W_TURN   (7 * 4096 + 64)
+
+#define MC_PROCS 4
+#define MC_ROUNDS 300                    /* turns per process */
+
+static const char *self;
+
+static uint32_t *
+word(char *base, size_t off)
+{
+  return (uint32_t *)(void *)(base + off);
+}
+
+/* A child's wait: exit 0 woken, 1 EAGAIN, 2 ETIMEDOUT, 3 anything else. */
+static int
+wait_status(long r)
+{
+  if (r == 0)
+    return 0;
+  return errno == EAGAIN ? 1 : errno == ETIMEDOUT ? 2 : 3;
+}
+
+static int
+do_wait(uint32_t *w, uint32_t val, uint32_t bitset, long timeout_ms)
+{
+  struct timespec ts = { timeout_ms / 1000, (timeout_ms % 1000) * 1000000L };
+  long r;
+  if (bitset)
+    r = pfutex(w, FUTEX_WAIT_BITSET, val, NULL, NULL, bitset);
+  else
+    r = pfutex(w, FUTEX_WAIT, val, timeout_ms ? &ts : NULL, NULL, 0);
+  return wait_status(r);
+}
+
+/* fork a child that waits on the word at `off` of its own second mapping
+ * of the object (anon: mremap's), val 0. */
+static pid_t
+fork_waiter(const struct so_obj *o, char *p, size_t off, uint32_t bitset)
+{
+  pid_t k;
+  fflush(stdout);
+  if ((k = fork()) < 0)
+    sysbail("fork");
+  if (k == 0) {
+    char *q;
+    alarm(60);
+    if (!(q = so_map2(o, p)) || q == p)
+      _exit(4);
+    _exit(do_wait(word(q, off), 0, bitset, 0));
+  }
+  return k;
+}
+
+/* exec this program as a waiter on the object's word at `off`. */
+static pid_t
+exec_waiter(const struct so_obj *o, size_t off)
+{
+  char kind[16], offs[32];
+  char *argv[] = { (char *)self, (char *)"--waiter", kind, (char *)o->arg, offs, NULL };
+  pid_t k;
+  snprintf(kind, sizeof kind, "%d", o->kind);
+  snprintf(offs, sizeof offs, "%lu", (unsigned long)off);
+  fflush(stdout);
+  if ((k = fork()) < 0)
+    sysbail("fork");
+  if (k == 0) {
+    execv(self, argv);
+    _exit(127);
+  }
+  return k;
+}
+
+static int
+exec_waiter_main(char **argv)
+{
+  struct so_obj o;
+  char *p;
+  alarm(60);
+  if (so_from_arg(&o, atoi(argv[2]), argv[3]) != 0 || !(p = so_map(&o, 0)))
+    return 4;
+  return do_wait(word(p, (size_t)atol(argv[4])), 0, 0, 0);
+}
+
+/* The child's exit code (its wait's result), or -1. */
+static int
+reap(pid_t k)
+{
+  int st;
+  while (waitpid(k, &st, 0) < 0)
+    if (errno != EINTR)
+      return -1;
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* op(arg) repeatedly (each counting some waiters) until `want` are
+ * counted, or 20 s: the sum. */
+typedef long (*count_fn)(void *arg);
+static long
+count_until(count_fn op, void *arg, long want)
+{
+  long sum = 0, r;
+  long long end = pft_now_ns() + 20000000000LL;
+  while (sum < want && pft_now_ns() < end) {
+    if ((r = op(arg)) < 0)
+      return -1000 - errno;
+    sum += r;
+    if (sum < want)
+      usleep(1000);
+  }
+  return sum;
+}
+
+struct wk {
+  uint32_t *w, *w2;
+  int nr;
+  uint32_t mask;
+};
+
+static long
+op_wake(void *arg)
+{
+  struct wk *a = arg;
+  return a->mask ? pfutex(a->w, FUTEX_WAKE_BITSET, (uint32_t)a->nr, NULL, NULL, a->mask)
+                 : pfutex(a->w, FUTEX_WAKE, (uint32_t)a->nr, NULL, NULL, 0);
+}
+
+static long
+op_requeue(void *arg)
+{
+  struct wk *a = arg;
+  /* nr_wake 0, all moved; the kernel's rule: a requeue that wakes nobody
+   * still moves (nr_wake 0 asks for no wake) */
+  return pfutex(a->w, FUTEX_CMP_REQUEUE, 0, (const struct timespec *)(uintptr_t)INT_MAX, a->w2, 0);
+}
+
+static long
+op_wake_op(void *arg)
+{
+  struct wk *a = arg;
+  /* wake 1 on A; *B += 0, and if the old *B == 0 wake 1 on B */
+  return pfutex(a->w, FUTEX_WAKE_OP, 1, (const struct timespec *)(uintptr_t)1, a->w2,
+                (uint32_t)FUTEX_OP(FUTEX_OP_ADD, 0, FUTEX_OP_CMP_EQ, 0));
+}
+
+/* 1 and 2: children wait; wakes count them exactly. */
+static void
+check_wake(const struct so_obj *o, char *p, int exec)
+{
+  const char *what = exec ? "exec'd processes" : "fork()ed children";
+  int n = exec ? 2 : 3, i, good = 0;
+  pid_t k[3];
+  struct wk a = { word(p, W_A), NULL, 1, 0 };
+  long sum, extra;
+  *a.w = 0;
+  for (i = 0; i < n; i++)
+    k[i] = exec ? exec_waiter(o, W_A) : fork_waiter(o, p, W_A, 0);
+  sum = count_until(op_wake, &a, n);
+  extra = pfutex(a.w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+  for (i = 0; i < n; i++)
+    good += reap(k[i]) == 0;
+  ok(sum == n && extra == 0 && good == n,
+     "%s: %d %s wait, each at an address of its own: wakes counted %ld, then %ld; %d woken (0)",
+     so_kinds[o->kind], n, what, sum, extra, good);
+}
+
+struct tw {
+  uint32_t *w;
+  volatile int ret;
+};
+
+static void *
+thread_wait(void *arg)
+{
+  struct tw *t = arg;
+  t->ret = do_wait(t->w, 0, 0, 0);
+  return NULL;
+}
+
+/* 3. one process, two mappings */
+static void
+check_twice(const struct so_obj *o, char *p)
+{
+  char *q = so_map2(o, p);
+  struct tw t;
+  pthread_t th;
+  struct wk a;
+  long sum;
+  if (!q || q == p) {
+    ok(0, "%s: a second mapping in one process: %s", so_kinds[o->kind], strerror(errno));
+    return;
+  }
+  t.w = word(p, W_A);
+  t.ret = -1;
+  *t.w = 0;
+  a.w = word(q, W_A);
+  a.w2 = NULL;
+  a.nr = 1;
+  a.mask = 0;
+  if (pthread_create(&th, NULL, thread_wait, &t) != 0)
+    sysbail("pthread_create");
+  sum = count_until(op_wake, &a, 1);
+  pthread_join(th, NULL);
+  ok(sum == 1 && t.ret == 0,
+     "%s: one process, mappings at %p and %p: a thread waits through one, the wake through "
+     "the other counts %ld, the wait returns %d (0)",
+     so_kinds[o->kind], (void *)p, (void *)q, sum, t.ret);
+  so_unmap(o, q, 0);
+}
+
+/* 4. EAGAIN and a timeout */
+static void
+check_eagain_timeout(const struct so_obj *o, char *p)
+{
+  uint32_t *w = word(p, W_A);
+  int e, t;
+  long left;
+  *w = 5;
+  e = do_wait(w, 4, 0, 0);
+  *w = 0;
+  t = do_wait(w, 0, 0, 50);
+  left = pfutex(w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+  ok(e == 1 && t == 2 && left == 0,
+     "%s: a mismatch answers %s, a 50 ms wait %s, then a wake counts %ld", so_kinds[o->kind],
+     e == 1 ? "EAGAIN" : "NOT EAGAIN", t == 2 ? "ETIMEDOUT" : "NOT ETIMEDOUT", left);
+}
+
+/* 5. cmp_requeue A -> B */
+static void
+check_requeue(const struct so_obj *o, char *p)
+{
+  struct wk a = { word(p, W_A), word(p, W_B), 0, 0 }, b = { word(p, W_B), NULL, INT_MAX, 0 };
+  pid_t k[2];
+  long moved, woken, onA;
+  int i, good = 0;
+  *a.w = 0;
+  *b.w = 0;
+  for (i = 0; i < 2; i++)
+    k[i] = fork_waiter(o, p, W_A, 0);
+  moved = count_until(op_requeue, &a, 2);
+  onA = pfutex(a.w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+  woken = count_until(op_wake, &b, 2);
+  for (i = 0; i < 2; i++)
+    good += reap(k[i]) == 0;
+  ok(moved == 2 && onA == 0 && woken == 2 && good == 2,
+     "%s: cmp_requeue A -> B: moved %ld, then A wakes %ld, B wakes %ld; %d woken (2)",
+     so_kinds[o->kind], moved, onA, woken, good);
+}
+
+/* 6. wake_op */
+static void
+check_wake_op(const struct so_obj *o, char *p)
+{
+  struct wk a = { word(p, W_A), word(p, W_B), 1, 0 };
+  pid_t k[2];
+  long sum;
+  int good;
+  *a.w = 0;
+  *a.w2 = 0;
+  k[0] = fork_waiter(o, p, W_A, 0);
+  k[1] = fork_waiter(o, p, W_B, 0);
+  sum = count_until(op_wake_op, &a, 2);
+  good = (reap(k[0]) == 0) + (reap(k[1]) == 0);
+  ok(sum == 2 && good == 2 && *a.w2 == 0,
+     "%s: wake_op (A, B += 0 if B == 0): counted %ld; %d woken (2), B %u", so_kinds[o->kind],
+     sum, good, (unsigned)*a.w2);
+}
+
+/* 7. wake_bitset */
+static void
+check_bitset(const struct so_obj *o, char *p)
+{
+  struct wk two = { word(p, W_A), NULL, INT_MAX, 2 }, one = { word(p, W_A), NULL, INT_MAX, 1 };
+  pid_t k1, k2;
+  long s2, s1;
+  int r1, r2;
+  *two.w = 0;
+  k1 = fork_waiter(o, p, W_A, 1);
+  k2 = fork_waiter(o, p, W_A, 2);
+  s2 = count_until(op_wake, &two, 1);
+  r2 = reap(k2);
+  s1 = count_until(op_wake, &one, 1);
+  r1 = reap(k1);
+  ok(s2 == 1 && s1 == 1 && r1 == 0 && r2 == 0,
+     "%s: wake_bitset 2 counts %ld (only bitset 2's waiter), then bitset 1 counts %ld; "
+     "waits %d %d (0 0)",
+     so_kinds[o->kind], s2, s1, r2, r1);
+}
+
+/* 8. a mutex (0 free, 1 locked, 2 contended) and a condvar (a sequence
+ * word; broadcast: CMP_REQUEUE of its waiters onto the mutex). */
+static void
+mc_lock(uint32_t *m)
+{
+  uint32_t c = 0;
+  if (__atomic_compare_exchange_n(m, &c, 1, 0, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+    return;
+  if (c != 2)
+    c = __atomic_exchange_n(m, 2, __ATOMIC_ACQUIRE);
+  while (c != 0) {
+    pfutex(m, FUTEX_WAIT, 2, NULL, NULL, 0);
+    c = __atomic_exchange_n(m, 2, __ATOMIC_ACQUIRE);
+  }
+}
+
+static void
+mc_unlock(uint32_t *m)
+{
+  if (__atomic_fetch_sub(m, 1, __ATOMIC_RELEASE) != 1) {
+    __atomic_store_n(m, 0, __ATOMIC_RELEASE);
+    pfutex(m, FUTEX_WAKE, 1, NULL, NULL, 0);
+  }
+}
+
+static void
+mc_wait(uint32_t *c, uint32_t *m)
+{
+  uint32_t seq = __atomic_load_n(c, __ATOMIC_RELAXED);
+  mc_unlock(m);
+  pfutex(c, FUTEX_WAIT, seq, NULL, NULL, 0);
+  /* requeued onto the mutex or woken: take it as contended */
+  while (__atomic_exchange_n(m, 2, __ATOMIC_ACQUIRE) != 0)
+    pfutex(m, FUTEX_WAIT, 2, NULL, NULL, 0);
+}
+
+static void
+mc_broadcast(uint32_t *c, uint32_t *m)
+{
+  uint32_t seq = __atomic_add_fetch(c, 1, __ATOMIC_RELEASE);
+  /* wake one, move the rest onto the mutex (held by the caller) */
+  pfutex(c, FUTEX_CMP_REQUEUE, 1, (const struct timespec *)(uintptr_t)INT_MAX, m, seq);
+}
+
+static void
+check_mutex_condvar(const struct so_obj *o, char *p)
+{
+  pid_t k[MC_PROCS];
+  int i, good = 0;
+  uint32_t *m = word(p, W_MUTEX), *c = word(p, W_COND), *ctr = word(p, W_CTR),
+           *turn = word(p, W_TURN);
+  *m = *c = *ctr = *turn = 0;
+  for (i = 0; i < MC_PROCS; i++) {
+    fflush(stdout);
+    if ((k[i] = fork()) < 0)
+      sysbail("fork");
+    if (k[i] == 0) {
+      char *q;
+      int r;
+      alarm(120);
+      if (!(q = so_map2(o, p)) || q == p)
+        _exit(4);
+      m = word(q, W_MUTEX);
+      c = word(q, W_COND);
+      ctr = word(q, W_CTR);
+      turn = word(q, W_TURN);
+      for (r = 0; r < MC_ROUNDS; r++) {
+        mc_lock(m);
+        while (*turn % MC_PROCS != (uint32_t)i)
+          mc_wait(c, m);
+        *ctr = *ctr + 1;                /* plain: the mutex makes it exact */
+        *turn = *turn + 1;
+        mc_broadcast(c, m);
+        mc_unlock(m);
+      }
+      _exit(0);
+    }
+  }
+  for (i = 0; i < MC_PROCS; i++)
+    good += reap(k[i]) == 0;
+  ok(good == MC_PROCS && *ctr == (uint32_t)(MC_PROCS * MC_ROUNDS),
+     "%s: mutex + condvar (CMP_REQUEUE broadcast), %d processes x %d turns: counter %u (%d), "
+     "%d exited 0",
+     so_kinds[o->kind], MC_PROCS, MC_ROUNDS, (unsigned)*ctr, MC_PROCS * MC_ROUNDS, good);
+}
+
+/* MAP_PRIVATE, written before the fork: not shared. */
+static void
+check_private_cow(void)
+{
+  struct so_obj o;
+  char *p;
+  uint32_t *w;
+  pid_t k;
+  long n;
+  int r;
+  if (so_make(&o, 2, "shmfx-cow") != 0)
+    sysbail("file");
+  p = mmap(NULL, SO_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, o.fd, 0);
+  if (p == MAP_FAILED)
+    sysbail("mmap");
+  w = word(p, W_A);
+  *w = 0;                                /* copy-on-write: the page is this process's */
+  fflush(stdout);
+  if ((k = fork()) < 0)
+    sysbail("fork");
+  if (k == 0) {
+    *w = 0;                              /* and the child's its own */
+    _exit(do_wait(w, 0, 0, 300));
+  }
+  usleep(50000);
+  n = pfutex(w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+  r = reap(k);
+  ok(n == 0 && r == 2,
+     "MAP_PRIVATE written before fork(): the parent's wake counts %ld (0), the child's wait %s",
+     n, r == 2 ? "times out" : "did NOT time out");
+  munmap(p, SO_SIZE);
+  so_drop(&o);
+}
+
+/* A PRIVATE wait on a MAP_SHARED word is not woken by a shared wake. */
+struct pw {
+  uint32_t *w;
+  volatile int ret;
+};
+
+static void *
+private_wait(void *arg)
+{
+  struct pw *t = arg;
+  long r = pfutex(t->w, FUTEX_WAIT_PRIVATE, 0, NULL, NULL, 0);
+  t->ret = wait_status(r);
+  return NULL;
+}
+
+static long
+op_wake_private(void *arg)
+{
+  struct wk *a = arg;
+  return pfutex(a->w, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+static void
+check_private_vs_shared(void)
+{
+  struct so_obj o;
+  char *p;
+  struct pw t;
+  struct wk a;
+  pthread_t th;
+  long shared_n, priv_n;
+  if (so_make(&o, 0, "shmfx-pvs") != 0 || !(p = so_map(&o, 0)))
+    sysbail("anon");
+  t.w = word(p, W_A);
+  t.ret = -1;
+  *t.w = 0;
+  if (pthread_create(&th, NULL, private_wait, &t) != 0)
+    sysbail("pthread_create");
+  usleep(100000);
+  shared_n = pfutex(t.w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+  a.w = t.w;
+  priv_n = count_until(op_wake_private, &a, 1);
+  pthread_join(th, NULL);
+  ok(shared_n == 0 && priv_n == 1 && t.ret == 0,
+     "a PRIVATE wait on a MAP_SHARED word: a shared wake counts %ld (0), a private one %ld, the "
+     "wait returns %d",
+     shared_n, priv_n, t.ret);
+  so_unmap(&o, p, 0);
+}
+
+int
+main(int argc, char **argv)
+{
+  int kind;
+  if (argc == 5 && strcmp(argv[1], "--waiter") == 0)
+    return exec_waiter_main(argv);
+  self = argv[0];
+  plan_lazy();
+  pft_watchdog(300);
+  if (!pfutex_backend())
+    skip_all("no backend");
+  diag("backend %s", pfutex_backend());
+  for (kind = 0; kind < SO_KINDS; kind++) {
+    struct so_obj o;
+    char *p;
+    if (so_make(&o, kind, "shmfx") != 0) {
+      skip("%s: cannot make the object here: %s", so_kinds[kind], strerror(errno));
+      continue;
+    }
+    if (!(p = so_map(&o, 0)))
+      sysbail("map %s", so_kinds[kind]);
+    so_keep_on_exec(&o);
+    check_wake(&o, p, 0);
+    if (kind != 0)
+      check_wake(&o, p, 1);
+    check_twice(&o, p);
+    check_eagain_timeout(&o, p);
+    check_requeue(&o, p);
+    check_wake_op(&o, p);
+    check_bitset(&o, p);
+    check_mutex_condvar(&o, p);
+    so_unmap(&o, p, 0);
+    so_drop(&o);
+  }
+  check_private_cow();
+  check_private_vs_shared();
+  return 0;
+}
+#endif
