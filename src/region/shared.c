@@ -27,6 +27,27 @@
 #include "internal.h"
 #include "os.h"
 
+#ifdef _WIN32
+/* Windows names no object for shared memory outside regions
+ * (ports/win32/os.c): never asked for a key. */
+int
+pf_shared_name(char *buf, size_t len)
+{
+  (void)buf;
+  (void)len;
+  return -ENOSYS;
+}
+
+int
+pf_shared_key(const struct pf_os_objid *id, struct pf_key *k, struct pf_table **tab)
+{
+  (void)id;
+  (void)k;
+  (void)tab;
+  return -ENOSYS;
+}
+#else
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
@@ -150,3 +171,4 @@ pf_shared_key(const struct pf_os_objid *id, struct pf_key *k, struct pf_table **
   k->space = PF_KEY_OBJECT | ((uint32_t)h2 & ~PF_KEY_OBJECT);
   return 0;
 }
+#endif
