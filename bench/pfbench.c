@@ -58,6 +58,10 @@
  *              flag): under the native backend the kernel's shared futexes,
  *              under emulation the region's table.  pp -x: each pair's
  *              pong runs in a fork()ed process.
+ *   -X         as -x, the words in a plain mmap(MAP_SHARED | MAP_ANONYMOUS)
+ *              mapping, no region: the kernel's shared futexes natively,
+ *              under emulation the user's shared table, keyed by object
+ *              (issue 20: each op asks which object, one ioctl)
  * Common: -d MS time budget (default 200).
  * -P: perf's method for hash (workers pinned round-robin, the multiplexer
  *     with -m), wake, requeue and wake-parallel, to check pfbench
@@ -87,6 +91,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <sys/mman.h>
 #include <pfutex.h>
 #include <pfutex/linux.h>
 #include "../examples/nptl_sync.h"
@@ -116,6 +121,28 @@ die(const char *what)
 {
   fprintf(stderr, "pfbench: %s: %s\n", what, strerror(errno));
   exit(2);
+}
+
+/* -x: 1, a region's words; -X: 2, a plain shared mapping's. */
+static void *
+shared_words(size_t n)
+{
+  if (opt_region == 2) {
+    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+      die("mmap");
+    return p;
+  } else {
+    pfutex_region_t *rg = pfutex_region_anon(n);
+    if (!rg)
+      die("pfutex_region_anon");
+    return pfutex_region_addr(rg);
+  }
+}
+static const char *
+words_kind(void)
+{
+  return opt_region == 2 ? "mapped" : opt_region ? "region" : "private";
 }
 
 static void
@@ -216,12 +243,8 @@ run_spin(const char *workload)
   double t0, t1;
   size_t per = ((size_t)opt_futexes * 4 + 16) * 4;
   char *shared = NULL;
-  if (opt_region) {
-    pfutex_region_t *rg = pfutex_region_anon(per * T);
-    if (!rg)
-      die("pfutex_region_anon");
-    shared = pfutex_region_addr(rg);
-  }
+  if (opt_region)
+    shared = shared_words(per * T);
   pthread_barrier_init(&start_barrier, NULL, T + 1);
   for (t = 0; t < T; t++) {
     /* words spaced 4 apart: distinct, several per cache line, per thread */
@@ -240,7 +263,7 @@ run_spin(const char *workload)
   t1 = now();
   printf("workload=%s backend=%s threads=%d api=%s words=%s value=%.0f unit=ops_per_s\n",
          workload, backend_name, T, opt_mux ? "pfutex" : "clean",
-         opt_region ? "region" : "private", total / (t1 - t0));
+         words_kind(), total / (t1 - t0));
 }
 
 /* ---- wake and requeue: N persistent waiters, one round at a time ------- */
@@ -670,10 +693,7 @@ run_pp(void)
   }
   if (opt_region) {
     /* pairs and the start word in a region; pongs in child processes */
-    pfutex_region_t *rg = pfutex_region_anon(P * sizeof *pairs + 2 * CACHELINE);
-    if (!rg)
-      die("pfutex_region_anon");
-    pp_go = pfutex_region_addr(rg);
+    pp_go = shared_words(P * sizeof *pairs + 2 * CACHELINE);
     pairs = (struct pp_pair *)(void *)((char *)pp_go + CACHELINE);
     stop_flag = 0;
   }
@@ -718,7 +738,7 @@ run_pp(void)
   }
   printf("workload=pp backend=%s pairs=%d affinity=%s spin=%s words=%s value=%.0f unit=ops_per_s\n",
          backend_name, P, opt_affinity ? opt_affinity : "any", opt_spin ? "libstdc++" : "none",
-         opt_region ? "region" : "private", rate);
+         words_kind(), rate);
 }
 
 /* ---- cond-perf ---------------------------------------------------------- */
@@ -1247,7 +1267,7 @@ main(int argc, char **argv)
   }
   wl = argv[1];
   optind = 2;
-  while ((c = getopt(argc, argv, "t:n:w:f:v:d:r:a:smPx")) != -1) {
+  while ((c = getopt(argc, argv, "t:n:w:f:v:d:r:a:smPxX")) != -1) {
     switch (c) {
     case 'w': opt_w = atoi(optarg); break;
     case 'r': opt_runs = atoi(optarg); break;
@@ -1255,6 +1275,7 @@ main(int argc, char **argv)
     case 'a': opt_affinity = optarg; break;
     case 's': opt_spin = 1; break;
     case 'x': opt_region = 1; op_flags = 0; op_wait = FUTEX_WAIT; op_wake = FUTEX_WAKE; break;
+    case 'X': opt_region = 2; op_flags = 0; op_wait = FUTEX_WAIT; op_wake = FUTEX_WAKE; break;
     case 'P': opt_perf = 1; break;
     case 't': opt_threads = atoi(optarg); break;
     case 'n': opt_n = atoi(optarg); break;

@@ -143,7 +143,8 @@ so_map(const struct so_obj *o, off_t from)
 
 /* The object mapped a second time, at another address, given a first
  * mapping p of it from byte 0 (anon: mremap with old_size 0, which maps a
- * shared mapping's object again). */
+ * shared mapping's object again; NULL where that is refused: qemu-user
+ * answers ENOMEM, so_anon_twice tells). */
 static inline char *
 so_map2(const struct so_obj *o, char *p)
 {
@@ -157,6 +158,32 @@ so_map2(const struct so_obj *o, char *p)
     return p;
 #endif
   return so_map(o, 0);
+}
+
+/* Can this system map an anonymous shared mapping's object twice (mremap
+ * with old_size 0)?  1, or 0 (errno: why). */
+static inline int
+so_anon_twice(void)
+{
+#ifdef __linux__
+  struct so_obj o;
+  char *p, *q;
+  int saved;
+  memset(&o, 0, sizeof o);
+  o.fd = o.shmid = -1;
+  if (!(p = so_map(&o, 0)))
+    return 0;
+  q = so_map2(&o, p);
+  saved = errno;
+  if (q)
+    munmap(q, SO_SIZE);
+  munmap(p, SO_SIZE);
+  errno = saved;
+  return q != NULL;
+#else
+  errno = ENOSYS;
+  return 0;
+#endif
 }
 
 static inline void

@@ -164,8 +164,7 @@ pf_objid_maps(int fd, uintptr_t a, struct pf_os_objid *id, int *shared)
  * parent's map: the atfork handler closes it if it is still the very file
  * we opened, and forgets it. */
 static AO_t pf_objid_fdp1;                   /* its fd + 1; 0: none */
-static dev_t pf_objid_fd_dev;
-static ino_t pf_objid_fd_ino;
+static AO_t pf_objid_fd_dev, pf_objid_fd_ino;   /* the winner's file (stored after its CAS) */
 static pthread_once_t pf_objid_once = PTHREAD_ONCE_INIT;
 
 static void
@@ -173,9 +172,10 @@ pf_objid_atfork_child(void)
 {
   AO_t v = AO_load(&pf_objid_fdp1);
   struct stat sb;
-  if (v && fstat((int)v - 1, &sb) == 0 && sb.st_dev == pf_objid_fd_dev
-      && sb.st_ino == pf_objid_fd_ino)
-    close((int)v - 1);
+  if (v && fstat((int)v - 1, &sb) == 0 && (AO_t)sb.st_dev == AO_load(&pf_objid_fd_dev)
+      && (AO_t)sb.st_ino == AO_load(&pf_objid_fd_ino))
+    close((int)v - 1);                       /* (a fork between the CAS and the stores
+                                                below: not recognised, left open) */
   AO_store(&pf_objid_fdp1, 0);
 }
 
@@ -197,14 +197,14 @@ pf_objid_query_fd(int *opened)
   pthread_once(&pf_objid_once, pf_objid_init);
   if ((fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC)) < 0)
     return -1;
-  if (fstat(fd, &sb) == 0) {
-    pf_objid_fd_dev = sb.st_dev;
-    pf_objid_fd_ino = sb.st_ino;
-  }
   if (!AO_compare_and_swap_full(&pf_objid_fdp1, 0, (AO_t)fd + 1)) {
     close(fd);                               /* another thread's won */
     v = AO_load_acquire(&pf_objid_fdp1);
     return v ? (int)v - 1 : -1;
+  }
+  if (fstat(fd, &sb) == 0) {
+    AO_store(&pf_objid_fd_dev, (AO_t)sb.st_dev);
+    AO_store(&pf_objid_fd_ino, (AO_t)sb.st_ino);
   }
   *opened = 1;
   return fd;
