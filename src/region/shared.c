@@ -4,7 +4,7 @@
  * it (src/os.h pf_os_object_id), in one table that every process of the
  * user finds: a named region of its own, "the shared table".
  *
- *   where   the region /pfutex-shared-u<euid>-<port>, made by the first
+ *   where   the region /pfutex-shared-u<euid>-<port>-v<layout>[-be], made by the first
  *           process that needs it (mode 0600) and kept (as the kernel's
  *           table is): one per user and emulation port, since waiters of
  *           two ports park differently.  Its table is a region's: slots
@@ -74,11 +74,22 @@ pf_shared_mix(uint64_t x)
   return x;
 }
 
+/* One table per user, port, region layout and byte order: a process of
+ * another layout version (an older or newer pfutex) or byte order (a
+ * big-endian program under qemu-user beside little-endian ones) would be
+ * refused by the other's table, so it makes its own (their waits do not
+ * meet; they could not share the words' layout either).  32- and 64-bit
+ * processes share one (regions are laid out alike for both). */
 int
 pf_shared_name(char *buf, size_t len)
 {
-  int n = snprintf(buf, len, "/pfutex-shared-u%lu-%s", (unsigned long)geteuid(),
-                   pf_emu_port ? pf_emu_port->name : "none");
+  const union {
+    uint32_t u;
+    unsigned char c[4];
+  } order = { 1 };
+  int n = snprintf(buf, len, "/pfutex-shared-u%lu-%s-v%u%s", (unsigned long)geteuid(),
+                   pf_emu_port ? pf_emu_port->name : "none", (unsigned)PF_RGN_VERSION,
+                   order.c[0] ? "" : "-be");
   return n > 0 && (size_t)n < len ? 0 : -ENAMETOOLONG;
 }
 
