@@ -36,10 +36,12 @@ struct pf_os_objid {
   uint64_t dev, ino, off;
 };
 int pf_os_object_id(const void *p, struct pf_os_objid *id);
+#ifdef __linux__
 /* Tests: Linux's reader of /proc/self/maps instead of PROCMAP_QUERY; the
  * reader in use (1 the ioctl, 2 the maps file, 0 not known yet). */
 void pf_os_objid_force_maps(int on);
 int pf_os_objid_reader(void);
+#endif
 
 /* The calling thread's id in PI and robust futex words (pfutex_tid): 1 ..
  * FUTEX_TID_MASK.  Linux: gettid(); Windows: the thread id

@@ -91,15 +91,3 @@ pf_os_object_id(const void *p, struct pf_os_objid *id)
   memset(id, 0, sizeof *id);
   return -ENOSYS;
 }
-
-void
-pf_os_objid_force_maps(int on)
-{
-  (void)on;
-}
-
-int
-pf_os_objid_reader(void)
-{
-  return 0;
-}

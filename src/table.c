@@ -188,7 +188,9 @@ pf_emu_wake_idle_shared(uint32_t *uaddr)
   struct pf_key key;
   struct pf_table *tab;
   uint32_t i;
-  return pf_key_make_shared(uaddr, &key, &tab) == 0 && pf_key_object(uaddr, &key, &tab) == 0
+  /* a region's word only: any other's key needs the OS's answer
+   * (pf_key_object, a system call), which the engine's wake asks once */
+  return pf_key_make_shared(uaddr, &key, &tab) == 0 && key.space == PF_KEY_REGION
          && pf_emu_nobody_waits(tab, &key, &i);
 }
 

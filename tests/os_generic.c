@@ -66,8 +66,6 @@ main(void)
 #define pf_os_probe_write pf_test_generic_probe_write
 #define pf_os_shared_key_check pf_test_generic_shared_key_check
 #define pf_os_object_id pf_test_generic_object_id
-#define pf_os_objid_force_maps pf_test_generic_objid_force_maps
-#define pf_os_objid_reader pf_test_generic_objid_reader
 #include "../src/os_generic.c"
 
 #include <fcntl.h>

@@ -389,15 +389,3 @@ pf_os_object_id(const void *p, struct pf_os_objid *id)
     return -EFAULT;
   return mi.Type == MEM_MAPPED ? PF_OBJID_NONE : 0;
 }
-
-void
-pf_os_objid_force_maps(int on)
-{
-  (void)on;
-}
-
-int
-pf_os_objid_reader(void)
-{
-  return 0;
-}
