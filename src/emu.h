@@ -460,11 +460,16 @@ pf_key_make(uint32_t *uaddr, unsigned int flags, struct pf_key *k, struct pf_tab
 int pf_key_make2(const struct pf_req *r, struct pf_key *k1, struct pf_table **t1, struct pf_key *k2,
                  struct pf_table **t2);
 
-/* Memory is read at uaddr: the first page and the kernel half are EFAULT. */
+/* Memory is read at uaddr: 0, or -EFAULT where the kernel's read would
+ * fail (pf_os_word_read: the first page, the kernel half, and, told by a
+ * guarded read, any word a load would take a signal on).  Ops check each
+ * word they read here, before any lock, so a bad word answers EFAULT and
+ * never faults while the library holds a lock. */
 static inline int
 pf_word_check(const uint32_t *uaddr)
 {
-  return pf_addr_unreadable(uaddr) ? -EFAULT : 0;
+  uint32_t v;
+  return pf_os_word_read(uaddr, &v);
 }
 
 /* The wake fast path: 1 when nobody can be waiting on key.  (B) in wait.c:

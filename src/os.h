@@ -17,6 +17,17 @@ int pf_os_copy_in(void *dst, const void *src, size_t n);
  * cheaply).  One system call on Linux. */
 int pf_os_probe_write(const void *p);
 
+/* Read the futex word at p as the kernel would: 0 (*v set, an acquire
+ * load), or -EFAULT where the load would raise SIGSEGV or SIGBUS (nothing
+ * mapped, no read permission, a file page past the file's end), never the
+ * signal.  POSIX: a guarded load (ports/posix/guard.c: no system call);
+ * Windows: a plain load (a bad word faults in the caller). */
+int pf_os_word_read(const uint32_t *p, uint32_t *v);   /* declared in pf.h */
+/* Write the word at p without changing it (an atomic add of 0), guarded
+ * as pf_os_word_read: 0, or -EFAULT where the store would fault (a
+ * read-only page); Windows: a plain atomic add. */
+int pf_os_word_touch(uint32_t *p);
+
 /* A shared (non-PRIVATE) futex key may be made for the word at p: Linux
  * refuses a read-only private anonymous page (its page would change under
  * copy-on-write) and a page that cannot be read: 0 or -EFAULT (0 where the
@@ -28,7 +39,9 @@ int pf_os_shared_key_check(const void *p);
  * object's identity, equal in every process that maps it, and p's byte
  * offset in it.  1 (*id set), 0 p lies in a private mapping (keyed by
  * address), PF_OBJID_NONE a shared mapping the OS gives no identity for
- * (Windows: a view of a section), -EFAULT nothing is mapped at p, -ENOSYS
+ * (Windows: a view of a section), -EFAULT no shared key can be made for
+ * p (Linux: nothing mapped, no access, a read-only private anonymous
+ * page, as the kernel's get_futex_key refuses them), -ENOSYS
  * the OS cannot tell.  Linux: ports/linux/objid.c; Windows:
  * ports/win32/os.c; elsewhere -ENOSYS for now (doc/shared-futexes.md). */
 #define PF_OBJID_NONE 2

@@ -195,8 +195,8 @@ int pf_wakeop_compare(uint32_t encoded, uint32_t oldval);
  * pf_addr_out_of_range: at or above the top of user space (Linux: EFAULT
  * even for private keys, which never touch memory).  pf_addr_unreadable:
  * out of range or in the first page: EFAULT wherever memory would be read
- * or written, or a shared key built.  Other unmapped pointers cannot be told
- * without a system call; under emulation they are the caller's bug. */
+ * or written, or a shared key built.  Other unreadable words are told by
+ * the read itself (pf_os_word_read). */
 /* The kernel's range check on a futex address (access_ok), as Linux 6.18
  * makes it: on x86_64 an address up to TASK_SIZE_MAX (2^47 - 4096) itself
  * passes (older kernels stopped one word short); aarch64 ends at 2^48; a
@@ -232,11 +232,15 @@ pf_addr_unreadable(const void *p)
  * when the backend must decide.  The load is an acquire, so a caller that
  * reads data after EAGAIN sees what was published before the word changed.
  * A mismatch seen at any moment of the call is a valid EAGAIN. */
+/* src/os.h: the word read as the kernel reads it (-EFAULT, never a
+ * signal). */
+int pf_os_word_read(const uint32_t *p, uint32_t *v);
+
 static inline int
 pf_wait_mismatch(const uint32_t *uaddr, uint32_t val)
 {
-  return PF_ALIGNED(uaddr) && !pf_addr_unreadable(uaddr)
-         && AO_int_load_acquire((const volatile unsigned int *)uaddr) != val;
+  uint32_t v;
+  return PF_ALIGNED(uaddr) && pf_os_word_read(uaddr, &v) == 0 && v != val;
 }
 
 #endif /* PF_H */

@@ -350,10 +350,8 @@ pf_pi_cmp_requeue(const struct pf_req *r)
     return -EINVAL;
   if ((ret = pf_word_check(r->uaddr)) < 0 || (ret = pf_word_check(r->uaddr2)) < 0)
     return ret;
-  if ((ret = pf_os_probe_write(r->uaddr2)) < 0)
+  if ((ret = pf_os_probe_write(r->uaddr2)) < 0 || (ret = pf_os_word_touch(r->uaddr2)) < 0)
     return ret;
-  (void)pf_word_load(r->uaddr);                         /* a fault here, not under the locks */
-  (void)pf_word_load(r->uaddr2);
   i1 = pf_key_bucket(t1, &k1);
   i2 = pf_key_bucket(t2, &k2);
   b1 = &t1->buckets[i1];
@@ -480,9 +478,9 @@ pf_emu_pi(const struct pf_req *r, int cmd)
     return ret;
   if ((ret = pf_word_check(r->uaddr)) < 0)
     return ret;
-  if ((ret = pf_os_probe_write(r->uaddr)) < 0)          /* the kernel's EFAULT */
+  if ((ret = pf_os_probe_write(r->uaddr)) < 0          /* the kernel's EFAULT */
+      || (ret = pf_os_word_touch(r->uaddr)) < 0)
     return ret;
-  (void)pf_word_load(r->uaddr);                         /* a fault here, not under a lock */
   if (cmd == PF_OP_UNLOCK_PI)
     return pf_pi_unlock(tab, &key, r->uaddr, tid);
   if (cmd != PF_OP_LOCK_PI && cmd != PF_OP_LOCK_PI2 && cmd != PF_OP_TRYLOCK_PI)

@@ -35,8 +35,6 @@ pf_emu_requeue(const struct pf_req *r)
   b1 = &t1->buckets[i1];
   b2 = &t2->buckets[i2];
 
-  if ((r->flags & PF_F_CMP))
-    (void)pf_word_load(r->uaddr);   /* a fault here, not under the locks */
   pf_crit_enter(&c);                                    /* (G) in wait.c */
   pf_self_enter_fast((uintptr_t)&here);
   AO_int_fetch_and_add_full(&b2->waiters, 1);           /* (C) in wait.c */

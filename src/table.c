@@ -129,10 +129,14 @@ pf_key_make_shared(uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
  * pf_key_make: a word of a shared mapping gets its object's key in the
  * user's shared table (src/region/shared.c: 0, or -errno when the table
  * cannot be had); a private mapping's keeps this process's key, by
- * address (so does a word the OS cannot tell about, -ENOSYS, or where
- * nothing is mapped: the checks after this answer EFAULT); a shared
+ * address (so does a word the OS cannot tell about, -ENOSYS); a shared
  * mapping the OS names no object for answers ENOSYS (Windows: a view of
- * a section; use a region), never a key that silently stays local.  The OS's
+ * a section; use a region), never a key that silently stays local.  As
+ * the kernel's get_futex_key, a word no shared key can be made for
+ * answers EFAULT, for every op (a wake with nobody waiting included):
+ * nothing mapped, a read-only private anonymous page (the OS's answer),
+ * or a word a read would fault on (pf_word_check: no permission, a file
+ * page past the file's end).  The OS's
  * answer costs a system call (Linux: one ioctl), so callers ask only
  * past the fast paths that need no key of the object (a mismatched
  * wait). */
@@ -144,12 +148,16 @@ pf_key_object(const uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
     return 0;
   switch (pf_os_object_id(uaddr, &id)) {
   case 1:
+    if (pf_word_check(uaddr) < 0)
+      return -EFAULT;
     return pf_shared_key(&id, k, tab);
   case PF_OBJID_NONE:
     return -ENOSYS;                   /* shared memory the OS names no object for
                                          (Windows): documented, never a silent key */
+  case -EFAULT:
+    return -EFAULT;
   default:
-    return 0;
+    return pf_word_check(uaddr);
   }
 }
 

@@ -542,14 +542,16 @@ pf_emu_wait(const struct pf_req *r)
 {
   struct pf_key key;
   struct pf_table *tab;
+  uint32_t v;
   int ret;
 
   if ((ret = pf_key_make(r->uaddr, r->flags, &key, &tab)) < 0)
     return ret;
-  if ((ret = pf_word_check(r->uaddr)) < 0)
+  /* Fast path (pf.h, pf_wait_mismatch): no lock, no syscall; a word that
+   * cannot be read answers EFAULT (the guarded read), never a signal. */
+  if ((ret = pf_os_word_read(r->uaddr, &v)) < 0)
     return ret;
-  /* Fast path (pf.h, pf_wait_mismatch): no lock, no syscall. */
-  if (pf_wait_mismatch(r->uaddr, r->val))
+  if (v != r->val)
     return -EAGAIN;
   if ((ret = pf_key_object(r->uaddr, &key, &tab)) < 0)
     return ret;

@@ -39,7 +39,10 @@ struct pf_procmap_query {
   uint64_t vma_name_addr, build_id_addr;
 };
 #define PF_PROCMAP_QUERY _IOWR('f', 17, struct pf_procmap_query)
-#define PF_PROCMAP_VMA_SHARED 0x08u
+/* vma_flags; the maps reader gives the same bits from its "rwxp" field */
+#define PF_PROCMAP_VMA_READABLE 0x01u
+#define PF_PROCMAP_VMA_WRITABLE 0x02u
+#define PF_PROCMAP_VMA_SHARED   0x08u
 
 /* 0 unknown, 1 the ioctl answers, 2 it does not (the maps reader);
  * tests may set 2 (pf_os_objid_force_maps). */
@@ -66,9 +69,10 @@ pf_os_objid_reader(void)
   return (int)AO_int_load(&pf_objid_query_state);
 }
 
-/* 1 answered, 0 no mapping, -1 the ioctl is not there. */
+/* 1 answered (*fl: the mapping's PF_PROCMAP_VMA_* bits), 0 no mapping, -1
+ * the ioctl is not there. */
 static int
-pf_objid_query(int fd, uintptr_t a, struct pf_os_objid *id, int *shared)
+pf_objid_query(int fd, uintptr_t a, struct pf_os_objid *id, unsigned int *fl)
 {
   struct pf_procmap_query q;
   memset(&q, 0, sizeof q);
@@ -78,7 +82,7 @@ pf_objid_query(int fd, uintptr_t a, struct pf_os_objid *id, int *shared)
     return errno == ENOENT ? 0 : -1;
   if (a < q.vma_start || a >= q.vma_end)
     return 0;                                  /* (never without the covering-or-next flag) */
-  *shared = (q.vma_flags & PF_PROCMAP_VMA_SHARED) != 0;
+  *fl = (unsigned int)q.vma_flags;
   id->dev = pf_objid_dev(q.dev_major, q.dev_minor);
   id->ino = q.inode;
   id->off = q.vma_offset + (a - q.vma_start);
@@ -105,7 +109,7 @@ pf_objid_num(const char **s, unsigned int base)
 /* /proc/self/maps: "lo-hi perms offset major:minor inode path"; 1, 0 no
  * mapping, -1 not readable. */
 static int
-pf_objid_maps(int fd, uintptr_t a, struct pf_os_objid *id, int *shared)
+pf_objid_maps(int fd, uintptr_t a, struct pf_os_objid *id, unsigned int *fl)
 {
   char buf[4096];
   size_t len = 0;
@@ -132,7 +136,9 @@ pf_objid_maps(int fd, uintptr_t a, struct pf_os_objid *id, int *shared)
         continue;
       if (strlen(q) < 5)
         return -1;
-      *shared = q[3] == 's';
+      *fl = (q[0] == 'r' ? PF_PROCMAP_VMA_READABLE : 0u)
+            | (q[1] == 'w' ? PF_PROCMAP_VMA_WRITABLE : 0u)
+            | (q[3] == 's' ? PF_PROCMAP_VMA_SHARED : 0u);
       q += 5;
       off = pf_objid_num(&q, 16);
       if (*q++ != ' ')
@@ -220,13 +226,14 @@ int
 pf_os_object_id(const void *p, struct pf_os_objid *id)
 {
   uintptr_t a = (uintptr_t)p;
-  int fd, r = -1, shared = 0, saved = errno, opened, tries;
+  int fd, r = -1, saved = errno, opened, tries;
+  unsigned int fl = 0;
   unsigned int st = AO_int_load(&pf_objid_query_state);
   memset(id, 0, sizeof *id);
   for (tries = 0; st != 2 && tries < 2; tries++) {
     if ((fd = pf_objid_query_fd(&opened)) < 0)
       break;
-    if ((r = pf_objid_query(fd, a, id, &shared)) >= 0) {
+    if ((r = pf_objid_query(fd, a, id, &fl)) >= 0) {
       if (st == 0)
         AO_int_store(&pf_objid_query_state, 1);
       break;
@@ -244,7 +251,7 @@ pf_os_object_id(const void *p, struct pf_os_objid *id)
       errno = saved;
       return -ENOSYS;
     }
-    r = pf_objid_maps(fd, a, id, &shared);
+    r = pf_objid_maps(fd, a, id, &fl);
     close(fd);
   }
   errno = saved;
@@ -252,7 +259,13 @@ pf_os_object_id(const void *p, struct pf_os_objid *id)
     return -ENOSYS;
   if (r == 0)
     return -EFAULT;
-  if (!shared || id->ino == 0)
+  /* The kernel's get_futex_key: the page is taken for writing, else (a
+   * wait) for reading, and a read-only anonymous page is refused. */
+  if (!(fl & (PF_PROCMAP_VMA_READABLE | PF_PROCMAP_VMA_WRITABLE)))
+    return -EFAULT;
+  if (!(fl & PF_PROCMAP_VMA_SHARED) && !(fl & PF_PROCMAP_VMA_WRITABLE) && id->ino == 0)
+    return -EFAULT;                          /* a read-only private anonymous page */
+  if (!(fl & PF_PROCMAP_VMA_SHARED) || id->ino == 0)
     return 0;                                /* private: keyed by address, as the kernel
                                                 keys an anonymous page */
   return 1;

@@ -92,6 +92,26 @@ pf_os_shared_key_check(const void *p)
   return 0;
 }
 
+/* A plain load: no guard without a handler for the access violation (a
+ * bad word faults in the caller, as before; README, limits). */
+int
+pf_os_word_read(const uint32_t *p, uint32_t *v)
+{
+  if (pf_addr_unreadable(p))
+    return -EFAULT;
+  *v = AO_int_load_acquire((const volatile unsigned int *)p);
+  return 0;
+}
+
+int
+pf_os_word_touch(uint32_t *p)
+{
+  if (pf_addr_unreadable(p))
+    return -EFAULT;
+  (void)AO_int_fetch_and_add_full((volatile unsigned int *)p, 0);
+  return 0;
+}
+
 int
 pf_os_pid_alive(int pid)
 {
