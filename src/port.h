@@ -10,6 +10,8 @@
 
 #include <signal.h>
 
+struct pf_os_objid;          /* src/os.h */
+
 /* ---- The park port: the only thing an OS supplies ---------------------- */
 /* A port parks and unparks exactly one waiter; it knows nothing of futex
  * semantics.  A parker has two halves: `struct pf_park` lives in the queued
@@ -75,6 +77,12 @@ struct pf_port {
   int (*park)(struct pf_parker *p, struct pf_park *k, int shared, const struct pf_deadline *dl);
   void (*unpark)(struct pf_park *k, int shared);
   void (*collect)(struct pf_parker *p, struct pf_park *k, int shared);
+  /* Optional: the OS's identity of the shared mapping holding p, as
+   * src/os.h's pf_os_object_id answers it (1, 0, PF_OBJID_NONE, -EFAULT,
+   * -ENOSYS); NULL: the host's pf_os_object_id.  A port whose OS names
+   * the objects itself supplies it (ports/darwin/objid.c: mach_vm_region
+   * and mach_vm_page_info), so that its shim build runs the same code. */
+  int (*object_id)(const void *p, struct pf_os_objid *id);
 };
 
 extern const struct pf_port pf_port_futex;

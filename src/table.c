@@ -146,7 +146,8 @@ pf_key_object(const uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
   struct pf_os_objid id;
   if (k->space != PF_KEY_SHARED_LOCAL)
     return 0;
-  switch (pf_os_object_id(uaddr, &id)) {
+  switch (pf_emu_port->object_id ? pf_emu_port->object_id(uaddr, &id)
+                                 : pf_os_object_id(uaddr, &id)) {
   case 1:
     if (pf_word_check(uaddr) < 0)
       return -EFAULT;

@@ -224,6 +224,14 @@ pf_darwin_collect(struct pf_parker *p, struct pf_park *k, int shared)
   pf_park_word_collect(pf_darwin_park, p, k, shared);
 }
 
+/* ports/darwin/objid.c */
+#ifdef PF_SHIM
+# define PF_DARWIN_OBJID pf_darwin_shim_object_id
+#else
+# define PF_DARWIN_OBJID pf_darwin_object_id
+#endif
+int PF_DARWIN_OBJID(const void *p, struct pf_os_objid *id);
+
 const struct pf_port PF_PORT_VAR = {
   .name = PF_PORT_NAME,
   .gen = &pf_park_word_gen,
@@ -232,4 +240,5 @@ const struct pf_port PF_PORT_VAR = {
   .park = pf_darwin_park,
   .unpark = pf_darwin_unpark,
   .collect = pf_darwin_collect,
+  .object_id = PF_DARWIN_OBJID,
 };

@@ -54,11 +54,13 @@
 #include "sys.h"            /* ports/linux: pf_linux_futex */
 #include "shim.h"
 
+#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static volatile AO_t pf_shim_darwin_counts[PF_SHIM_DARWIN_NCOUNT];
 static volatile AO_t pf_shim_darwin_seq;                /* waits so far: the injections' clock */
@@ -345,6 +347,166 @@ pf_shim_darwin_os_wake_all_impl(void *addr, size_t size, uint32_t flags)
 }
 
 /* ---- The "system's" APIs: the weak imports ----------------------------------- */
+/* ---- Mach VM queries (ports/darwin/objid.c): shim.h says what is modelled */
+
+mach_port_t
+pf_shim_darwin_mach_task_self(void)
+{
+  return (mach_port_t)0x103;           /* any name that is not MACH_PORT_NULL */
+}
+
+kern_return_t
+pf_shim_darwin_mach_port_deallocate(mach_port_t task, mach_port_t name)
+{
+  (void)task;
+  (void)name;
+  return KERN_SUCCESS;
+}
+
+struct pf_shim_darwin_map {
+  uint64_t lo, hi, off, dev, ino;
+  char perms[4];
+};
+
+static uint64_t
+pf_shim_darwin_num(const char **q, unsigned int base)
+{
+  uint64_t v = 0;
+  for (;; (*q)++) {
+    char c = **q;
+    if (c >= '0' && c <= '9')
+      v = v * base + (uint64_t)(c - '0');
+    else if (base == 16 && c >= 'a' && c <= 'f')
+      v = v * base + (uint64_t)(c - 'a' + 10);
+    else
+      return v;
+  }
+}
+
+/* The first mapping of /proc/self/maps that ends above a (holding it, or
+ * the next one): 1, or 0 when none does, -1 when the file cannot be read.
+ * open and read only (no stdio): a signal handler's op may get here. */
+static int
+pf_shim_darwin_mapping(uint64_t a, struct pf_shim_darwin_map *m)
+{
+  char buf[4096];
+  size_t len = 0;
+  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), ret = 0;
+  if (fd < 0)
+    return -1;
+  for (;;) {
+    ssize_t got = read(fd, buf + len, sizeof buf - 1 - len);
+    char *line, *nl;
+    if (got <= 0)
+      break;
+    len += (size_t)got;
+    buf[len] = '\0';
+    for (line = buf; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+      const char *q = line;
+      *nl = '\0';
+      m->lo = pf_shim_darwin_num(&q, 16);
+      if (*q++ != '-')
+        continue;
+      m->hi = pf_shim_darwin_num(&q, 16);
+      if (*q++ != ' ' || m->hi <= a || strlen(q) < 5)
+        continue;
+      memcpy(m->perms, q, 4);
+      q += 5;
+      m->off = pf_shim_darwin_num(&q, 16);
+      q++;
+      m->dev = pf_shim_darwin_num(&q, 16) << 32;
+      q++;
+      m->dev |= pf_shim_darwin_num(&q, 16);
+      q++;
+      m->ino = pf_shim_darwin_num(&q, 10);
+      ret = 1;
+      goto out;
+    }
+    len -= (size_t)(line - buf);
+    memmove(buf, line, len);
+    if (len == sizeof buf - 1)
+      len = 0;
+  }
+out:
+  close(fd);
+  return ret;
+}
+
+static uint64_t
+pf_shim_darwin_mix(uint64_t x)
+{
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x ? x : 1;
+}
+
+kern_return_t
+pf_shim_darwin_mach_vm_region(mach_port_t task, mach_vm_address_t *address, mach_vm_size_t *size,
+                              vm_region_flavor_t flavor, vm_region_info_t info,
+                              mach_msg_type_number_t *count, mach_port_t *object_name)
+{
+  struct vm_region_basic_info_64 *bi = (struct vm_region_basic_info_64 *)(void *)info;
+  struct vm_region_extended_info *ei = (struct vm_region_extended_info *)(void *)info;
+  struct pf_shim_darwin_map m;
+  pf_shim_darwin_note(PF_SHIM_DARWIN_VM_REGION);
+  if (task != pf_shim_darwin_mach_task_self() || !count || !address || !size || !info
+      || !((flavor == VM_REGION_BASIC_INFO_64 && *count >= VM_REGION_BASIC_INFO_COUNT_64)
+           || (flavor == VM_REGION_EXTENDED_INFO && *count >= VM_REGION_EXTENDED_INFO_COUNT)))
+    return KERN_INVALID_ARGUMENT;
+  if (pf_shim_darwin_mapping(*address, &m) != 1)
+    return KERN_INVALID_ADDRESS;
+  *address = m.lo;
+  *size = m.hi - m.lo;
+  if (object_name)
+    *object_name = MACH_PORT_NULL;
+  if (flavor == VM_REGION_EXTENDED_INFO) {
+    memset(ei, 0, sizeof *ei);
+    ei->protection = (m.perms[0] == 'r' ? VM_PROT_READ : 0) | (m.perms[1] == 'w' ? VM_PROT_WRITE : 0)
+                     | (m.perms[2] == 'x' ? VM_PROT_EXECUTE : 0);
+    ei->ref_count = 1;
+    ei->external_pager = m.ino != 0 && m.dev != 1;    /* a file (shmem is 00:01) */
+    *count = VM_REGION_EXTENDED_INFO_COUNT;
+    return KERN_SUCCESS;
+  }
+  memset(bi, 0, sizeof *bi);
+  bi->protection = (m.perms[0] == 'r' ? VM_PROT_READ : 0) | (m.perms[1] == 'w' ? VM_PROT_WRITE : 0)
+                   | (m.perms[2] == 'x' ? VM_PROT_EXECUTE : 0);
+  bi->max_protection = VM_PROT_READ | VM_PROT_WRITE | VM_PROT_EXECUTE;
+  bi->inheritance = m.perms[3] == 's' ? VM_INHERIT_SHARE : VM_INHERIT_COPY;
+  bi->shared = m.perms[3] == 's';
+  bi->offset = m.off;
+  *count = VM_REGION_BASIC_INFO_COUNT_64;
+  return KERN_SUCCESS;
+}
+
+kern_return_t
+pf_shim_darwin_mach_vm_page_info(mach_port_t task, mach_vm_address_t address,
+                                 vm_page_info_flavor_t flavor, vm_page_info_t info,
+                                 mach_msg_type_number_t *count)
+{
+  struct vm_page_info_basic *pi = (struct vm_page_info_basic *)(void *)info;
+  struct pf_shim_darwin_map m;
+  pf_shim_darwin_note(PF_SHIM_DARWIN_PAGE_INFO);
+  if (task != pf_shim_darwin_mach_task_self() || flavor != VM_PAGE_INFO_BASIC || !count
+      || *count < VM_PAGE_INFO_BASIC_COUNT - 1 || !info)
+    return KERN_INVALID_ARGUMENT;
+  memset(pi, 0, (size_t)*count * sizeof(int));
+  if (pf_shim_darwin_mapping(address, &m) != 1 || m.lo > address)
+    return KERN_SUCCESS;                /* unmapped: zeroes (XNU) */
+  pi->disposition = VM_PAGE_QUERY_PAGE_PRESENT;
+  pi->ref_count = 1;
+  if (m.perms[3] == 's')
+    pi->object_id = pf_shim_darwin_mix(pf_shim_darwin_mix(m.dev) ^ m.ino);
+  else
+    pi->object_id = pf_shim_darwin_mix(pf_shim_darwin_mix((uint64_t)getpid()) ^ m.lo);
+  pi->offset = (m.perms[3] == 's' ? m.off : 0) + (address - m.lo);
+  pi->depth = 0;
+  return KERN_SUCCESS;
+}
+
 int (*pf_shim_darwin_ulock_wait2)(uint32_t, void *, uint64_t, uint64_t, uint64_t)
   = pf_shim_darwin_ulock_wait2_impl;
 int (*pf_shim_darwin_os_sync_wait)(void *, uint64_t, size_t, os_sync_wait_on_address_flags_t)

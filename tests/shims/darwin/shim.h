@@ -84,6 +84,106 @@ extern int (*pf_shim_darwin_os_sync_wake_all)(void *addr, size_t size,
  * CLOCK_MONOTONIC nanoseconds (timebase 1/1, as on Intel Macs). */
 uint64_t pf_shim_darwin_mach_absolute_time(void);
 
+/* ---- Mach VM queries (ports/darwin/objid.c) ------------------------------
+ * Names, types and values of XNU's osfmk/mach/mach_vm.defs (the calls),
+ * osfmk/mach/vm_region.h (the structures, VM_REGION_BASIC_INFO_64 9 under
+ * pack(4); VM_PAGE_INFO_BASIC 1), osfmk/mach/vm_inherit.h, vm_prot.h and
+ * kern_return.h.  The model (shim.c) answers from Linux's /proc/self/maps:
+ *   mach_vm_region: the mapping holding the address or the next one (the
+ *     address moved to its start), KERN_INVALID_ADDRESS when none is;
+ *     protection from its "rwx", inheritance VM_INHERIT_SHARE for an "s"
+ *     mapping, else VM_INHERIT_COPY (mmap's defaults on macOS), offset its
+ *     file offset; with VM_REGION_EXTENDED_INFO the protection, and
+ *     external_pager 1 for a file's mapping (an inode), else 0;
+ *   mach_vm_page_info: zeroes and KERN_SUCCESS at an unmapped address (as
+ *     XNU); else object_id a hash (never 0) of the mapping's device and
+ *     inode for a shared mapping, of the process and the mapping's start
+ *     for a private one (XNU: of the object's address), offset the byte
+ *     offset in the object, depth 0 (no shadow chains are modelled). */
+#pragma pack(push, 4)
+typedef int kern_return_t;
+typedef unsigned int mach_port_t;
+typedef uint64_t mach_vm_address_t;
+typedef uint64_t mach_vm_size_t;
+typedef unsigned int mach_msg_type_number_t;
+typedef int vm_prot_t;
+typedef unsigned int vm_inherit_t;
+typedef unsigned int boolean_t;
+typedef int vm_behavior_t;
+typedef unsigned long long memory_object_offset_t;
+typedef unsigned long long vm_object_id_t;
+typedef int vm_region_flavor_t;
+typedef int *vm_region_info_t;
+struct vm_region_basic_info_64 {
+  vm_prot_t protection;
+  vm_prot_t max_protection;
+  vm_inherit_t inheritance;
+  boolean_t shared;
+  boolean_t reserved;
+  memory_object_offset_t offset;
+  vm_behavior_t behavior;
+  unsigned short user_wired_count;
+};
+struct vm_region_extended_info {
+  vm_prot_t protection;
+  unsigned int user_tag;
+  unsigned int pages_resident;
+  unsigned int pages_shared_now_private;
+  unsigned int pages_swapped_out;
+  unsigned int pages_dirtied;
+  unsigned int ref_count;
+  unsigned short shadow_depth;
+  unsigned char external_pager;
+  unsigned char share_mode;
+  unsigned int pages_reusable;
+};
+#pragma pack(pop)
+typedef struct vm_region_basic_info_64 vm_region_basic_info_data_64_t;
+typedef struct vm_region_extended_info vm_region_extended_info_data_t;
+typedef int *vm_page_info_t;
+typedef int vm_page_info_flavor_t;
+struct vm_page_info_basic {
+  int disposition;
+  int ref_count;
+  vm_object_id_t object_id;
+  memory_object_offset_t offset;
+  int depth;
+  int __pad;
+};
+typedef struct vm_page_info_basic vm_page_info_basic_data_t;
+#define KERN_SUCCESS            0
+#define KERN_INVALID_ADDRESS    1
+#define KERN_INVALID_ARGUMENT   4
+#define MACH_PORT_NULL          ((mach_port_t)0)
+#define VM_PROT_READ            ((vm_prot_t)0x01)
+#define VM_PROT_WRITE           ((vm_prot_t)0x02)
+#define VM_PROT_EXECUTE         ((vm_prot_t)0x04)
+#define VM_INHERIT_SHARE        ((vm_inherit_t)0)
+#define VM_INHERIT_COPY         ((vm_inherit_t)1)
+#define VM_REGION_BASIC_INFO_64 9
+#define VM_REGION_BASIC_INFO_COUNT_64 \
+  ((mach_msg_type_number_t)(sizeof(vm_region_basic_info_data_64_t) / sizeof(int)))
+#define VM_REGION_EXTENDED_INFO 13
+#define VM_REGION_EXTENDED_INFO_COUNT \
+  ((mach_msg_type_number_t)(sizeof(vm_region_extended_info_data_t) / sizeof(int)))
+#define VM_PAGE_INFO_BASIC      1
+#define VM_PAGE_INFO_BASIC_COUNT \
+  ((mach_msg_type_number_t)(sizeof(vm_page_info_basic_data_t) / sizeof(int)))
+#define VM_PAGE_QUERY_PAGE_PRESENT 0x1
+mach_port_t pf_shim_darwin_mach_task_self(void);
+kern_return_t pf_shim_darwin_mach_port_deallocate(mach_port_t task, mach_port_t name);
+kern_return_t pf_shim_darwin_mach_vm_region(mach_port_t task, mach_vm_address_t *address,
+                                            mach_vm_size_t *size, vm_region_flavor_t flavor,
+                                            vm_region_info_t info, mach_msg_type_number_t *count,
+                                            mach_port_t *object_name);
+kern_return_t pf_shim_darwin_mach_vm_page_info(mach_port_t task, mach_vm_address_t address,
+                                               vm_page_info_flavor_t flavor, vm_page_info_t info,
+                                               mach_msg_type_number_t *count);
+#define mach_task_self      pf_shim_darwin_mach_task_self
+#define mach_port_deallocate pf_shim_darwin_mach_port_deallocate
+#define mach_vm_region      pf_shim_darwin_mach_vm_region
+#define mach_vm_page_info   pf_shim_darwin_mach_vm_page_info
+
 /* ---- The shim's own knobs and counters (tests/shims/darwin/test.c) ------- */
 /* Environment, read once at start-up:
  *   PFUTEX_DARWIN_SHIM_API=os_sync|ulock2|ulock  newest API the "system" has
@@ -95,7 +195,8 @@ uint64_t pf_shim_darwin_mach_absolute_time(void);
  *     kernel's copyin of a non-resident page), default 11; 0: never. */
 enum { PF_SHIM_DARWIN_ULOCK_WAIT, PF_SHIM_DARWIN_ULOCK_WAIT2, PF_SHIM_DARWIN_ULOCK_WAKE,
        PF_SHIM_DARWIN_OS_SYNC_WAIT, PF_SHIM_DARWIN_OS_SYNC_WAKE,
-       PF_SHIM_DARWIN_SPURIOUS, PF_SHIM_DARWIN_EFAULT, PF_SHIM_DARWIN_NCOUNT };
+       PF_SHIM_DARWIN_SPURIOUS, PF_SHIM_DARWIN_EFAULT, PF_SHIM_DARWIN_VM_REGION,
+       PF_SHIM_DARWIN_PAGE_INFO, PF_SHIM_DARWIN_NCOUNT };
 /* Calls made (and injections done) in this process, by kind. */
 unsigned long pf_shim_darwin_count(int kind);
 /* Change the injection periods (0: off); for the shim's own test. */

@@ -4,7 +4,10 @@
  * ulock_wake) and bsd/sys/ulock.h, or Apple's documentation of the os_sync
  * calls.  Then the port's run-time choice: under each
  * PFUTEX_DARWIN_SHIM_API the port (pf_port_darwin_shim) parks through the
- * newest API the "system" has.  Runs once, under emu:darwin-shim. */
+ * newest API the "system" has.  Then the Mach VM queries the port's
+ * object identity uses (XNU osfmk/mach/vm_region.h, osfmk/vm/vm_map.c) and
+ * the identity itself (ports/darwin/objid.c).  Runs once, under
+ * emu:darwin-shim. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -17,6 +20,7 @@
 
 #include "pft.h"
 #include "emu.h"
+#include "os.h"
 #include "shim.h"
 
 #define OP_P (UL_COMPARE_AND_WAIT | ULF_NO_ERRNO)
@@ -310,6 +314,107 @@ main(int argc, char **argv)
   pf_shim_darwin_inject(0, 1);
   is_int(-EFAULT, __ulock_wait(OP_P, &w, 0, 5000000u), "injected EFAULT (copyin of a non-resident page)");
   pf_shim_darwin_inject(0, 0);
+
+  /* ---- Mach VM queries (ports/darwin/objid.c), then the port's use ---- */
+  {
+    long pg = sysconf(_SC_PAGESIZE);
+    mach_vm_address_t a;
+    mach_vm_size_t sz;
+    vm_region_basic_info_data_64_t bi;
+    vm_region_extended_info_data_t ei;
+    vm_page_info_basic_data_t pi, pi2;
+    mach_msg_type_number_t cnt;
+    mach_port_t on;
+    char *sh = mmap(NULL, (size_t)(2 * pg), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    char *pv = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *ro = mmap(NULL, (size_t)pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *hole = mmap(NULL, (size_t)(3 * pg), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *alias;
+    unsigned long n_region, n_page;
+    struct pf_os_objid id, id2;
+    if (sh == MAP_FAILED || pv == MAP_FAILED || ro == MAP_FAILED || hole == MAP_FAILED)
+      sysbail("mmap");
+    munmap(hole + pg, (size_t)pg);                     /* a hole between two pages */
+    a = (mach_vm_address_t)(uintptr_t)(sh + pg + 8);
+    cnt = VM_REGION_BASIC_INFO_COUNT_64;
+    on = 7;
+    ok(mach_vm_region(mach_task_self(), &a, &sz, VM_REGION_BASIC_INFO_64, (vm_region_info_t)&bi, &cnt, &on)
+           == KERN_SUCCESS && a == (uintptr_t)sh && sz == (mach_vm_size_t)(2 * pg)
+           && bi.inheritance == VM_INHERIT_SHARE && bi.protection == (VM_PROT_READ | VM_PROT_WRITE)
+           && on == MACH_PORT_NULL,
+       "mach_vm_region: the region holding the address, its start and size; MAP_SHARED is "
+       "VM_INHERIT_SHARE (kern_mman.c)");
+    a = (mach_vm_address_t)(uintptr_t)pv;
+    cnt = VM_REGION_BASIC_INFO_COUNT_64;
+    ok(mach_vm_region(mach_task_self(), &a, &sz, VM_REGION_BASIC_INFO_64, (vm_region_info_t)&bi, &cnt, NULL)
+           == KERN_SUCCESS && bi.inheritance == VM_INHERIT_COPY,
+       "mach_vm_region: a private mapping is VM_INHERIT_COPY (the default)");
+    a = (mach_vm_address_t)(uintptr_t)(hole + pg);
+    cnt = VM_REGION_BASIC_INFO_COUNT_64;
+    ok(mach_vm_region(mach_task_self(), &a, &sz, VM_REGION_BASIC_INFO_64, (vm_region_info_t)&bi, &cnt, NULL)
+           == KERN_SUCCESS && a == (uintptr_t)(hole + 2 * pg),
+       "mach_vm_region in a hole: the next region (vm_map_region: vme_next)");
+    cnt = VM_REGION_BASIC_INFO_COUNT_64 - 1;
+    ok(mach_vm_region(mach_task_self(), &a, &sz, VM_REGION_BASIC_INFO_64, (vm_region_info_t)&bi, &cnt, NULL)
+           == KERN_INVALID_ARGUMENT, "mach_vm_region with a short count: KERN_INVALID_ARGUMENT");
+    a = (mach_vm_address_t)(uintptr_t)ro;
+    cnt = VM_REGION_EXTENDED_INFO_COUNT;
+    ok(mach_vm_region(mach_task_self(), &a, &sz, VM_REGION_EXTENDED_INFO, (vm_region_info_t)&ei, &cnt, NULL)
+           == KERN_SUCCESS && ei.protection == VM_PROT_READ && ei.external_pager == 0,
+       "VM_REGION_EXTENDED_INFO: anonymous memory has no external pager");
+    cnt = VM_PAGE_INFO_BASIC_COUNT;
+    memset(&pi, 0x55, sizeof pi);
+    ok(mach_vm_page_info(mach_task_self(), (uintptr_t)(hole + pg), VM_PAGE_INFO_BASIC, (vm_page_info_t)&pi,
+                         &cnt) == KERN_SUCCESS && pi.object_id == 0 && pi.offset == 0 && pi.disposition == 0,
+       "mach_vm_page_info on an unmapped address: KERN_SUCCESS and zeroes (vm_map_page_range_info_internal)");
+    ok(pf_port_darwin_shim.object_id(hole + pg, &id) == -EFAULT, "the port: a hole: -EFAULT");
+    ok(pf_port_darwin_shim.object_id(hole, &id) == -EFAULT, "the port: a PROT_NONE page: -EFAULT");
+    /* one object through two mappings (memfd-like: a shared file), and in a child */
+    {
+      char path[] = "/tmp/pfutex-shimdarwin-XXXXXX";
+      int fd = mkstemp(path);
+      if (fd < 0 || ftruncate(fd, 2 * pg) != 0)
+        sysbail("mkstemp");
+      unlink(path);
+      alias = mmap(NULL, (size_t)(2 * pg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      shm = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, pg);
+      close(fd);
+      if (alias == MAP_FAILED || (void *)shm == MAP_FAILED)
+        sysbail("mmap");
+    }
+    cnt = VM_PAGE_INFO_BASIC_COUNT;
+    mach_vm_page_info(mach_task_self(), (uintptr_t)(alias + pg + 12), VM_PAGE_INFO_BASIC, (vm_page_info_t)&pi, &cnt);
+    cnt = VM_PAGE_INFO_BASIC_COUNT;
+    mach_vm_page_info(mach_task_self(), (uintptr_t)shm + 12, VM_PAGE_INFO_BASIC, (vm_page_info_t)&pi2, &cnt);
+    ok(pi.object_id != 0 && pi.object_id == pi2.object_id && pi.offset == (uint64_t)pg + 12
+           && pi2.offset == pi.offset && pi.depth == 0,
+       "mach_vm_page_info: one object through two mappings at different addresses, the byte offset in it");
+    /* the port's identity, through the shim's calls */
+    n_region = pf_shim_darwin_count(PF_SHIM_DARWIN_VM_REGION);
+    n_page = pf_shim_darwin_count(PF_SHIM_DARWIN_PAGE_INFO);
+    ok(pf_port_darwin_shim.object_id != NULL
+           && pf_port_darwin_shim.object_id(alias + pg + 12, &id) == 1
+           && pf_port_darwin_shim.object_id((char *)shm + 12, &id2) == 1 && id.ino == id2.ino
+           && id.dev == id2.dev && id.off == id2.off && id.off == (uint64_t)pg + 12,
+       "the port: one key for one word through two mappings (object_id, offset)");
+    ok(pf_shim_darwin_count(PF_SHIM_DARWIN_VM_REGION) == n_region + 2
+           && pf_shim_darwin_count(PF_SHIM_DARWIN_PAGE_INFO) == n_page + 2,
+       "... asked with mach_vm_region and mach_vm_page_info, once each per word");
+    ok(pf_port_darwin_shim.object_id(pv, &id) == 0, "the port: a private mapping is keyed by address (0)");
+    ok(pf_port_darwin_shim.object_id(ro, &id) == -EFAULT,
+       "the port: read-only private anonymous memory: -EFAULT (Linux's get_futex_key)");
+    /* a shared anonymous mapping inherited by a child: the same key there */
+    if (pf_port_darwin_shim.object_id(sh + 4, &id) != 1)
+      id.ino = 0;
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0)
+      _exit(pf_port_darwin_shim.object_id(sh + 4, &id2) == 1 && id2.ino == id.ino && id2.off == id.off
+                ? 0 : 1);
+    waitpid(pid, &r, 0);
+    ok(id.ino != 0 && WIFEXITED(r) && WEXITSTATUS(r) == 0,
+       "the port: MAP_SHARED|MAP_ANONYMOUS after fork: the child gets the parent's key");
+  }
 
   /* ---- The port's run-time choice, one process per "system" ---- */
   {
