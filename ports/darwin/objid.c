@@ -46,7 +46,18 @@
 # define PF_DARWIN_OBJID pf_darwin_shim_object_id
 #else
 # include <mach/mach.h>
-# include <mach/mach_vm.h>
+# ifdef HAVE_MACH_MACH_VM_H
+#  include <mach/mach_vm.h>
+# else
+/* The SDK's MIG header (osfmk/mach/mach_vm.defs), missing from some
+ * toolchains' copies; libSystem exports both calls. */
+kern_return_t mach_vm_region(vm_map_t target_task, mach_vm_address_t *address, mach_vm_size_t *size,
+                             vm_region_flavor_t flavor, vm_region_info_t info,
+                             mach_msg_type_number_t *infoCnt, mach_port_t *object_name);
+kern_return_t mach_vm_page_info(vm_map_t target_task, mach_vm_address_t address,
+                                vm_page_info_flavor_t flavor, vm_page_info_t info,
+                                mach_msg_type_number_t *infoCnt);
+# endif
 # define PF_DARWIN_OBJID pf_darwin_object_id
 #endif
 

@@ -29,6 +29,15 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <string.h>
+/* The interrupted context's signal mask (uc_sigmask), where the system has
+ * ucontext_t; elsewhere (OpenBSD) the handler only unblocks its signal. */
+#if defined(__APPLE__)
+# include <sys/ucontext.h>
+# define PF_GUARD_UCONTEXT 1
+#elif defined(__linux__) || defined(__FreeBSD__) || defined(__NetBSD__) || defined(__DragonFly__)
+# include <ucontext.h>
+# define PF_GUARD_UCONTEXT 1
+#endif
 
 #if defined(__GNUC__)
 # define PF_GUARD_TLS __thread __attribute__((tls_model("initial-exec")))
@@ -57,11 +66,20 @@ pf_guard_handler(int sig, siginfo_t *si, void *ctx)
   struct pf_guard *g = pf_guard_cur;
   struct sigaction *old = &pf_guard_old[sig == SIGBUS];
   if (g && si && si->si_code > 0 && PF_GUARD_PAGE(si->si_addr) == g->page) {
+    /* The jump keeps no mask: put back the one the fault interrupted (the
+     * context's; a sanitizer's wrapper may have blocked more than sig). */
     sigset_t s;
+    pf_guard_cur = g->prev;
+#ifdef PF_GUARD_UCONTEXT
+    if (ctx) {
+      s = ((ucontext_t *)ctx)->uc_sigmask;
+      pthread_sigmask(SIG_SETMASK, &s, NULL);
+      siglongjmp(g->jb, 1);
+    }
+#endif
     sigemptyset(&s);
     sigaddset(&s, sig);
-    pf_guard_cur = g->prev;
-    pthread_sigmask(SIG_UNBLOCK, &s, NULL);   /* the jump keeps no mask */
+    pthread_sigmask(SIG_UNBLOCK, &s, NULL);
     siglongjmp(g->jb, 1);
   }
   if (old->sa_flags & SA_SIGINFO) {
