@@ -112,6 +112,14 @@ pf_umtx_collect(struct pf_parker *p, struct pf_park *k, int shared)
   pf_park_word_collect(pf_umtx_park, p, k, shared);
 }
 
+/* ports/freebsd/objid.c */
+#ifdef PF_SHIM
+# define PF_FREEBSD_OBJID pf_freebsd_shim_object_id
+#else
+# define PF_FREEBSD_OBJID pf_freebsd_object_id
+#endif
+int PF_FREEBSD_OBJID(const void *p, struct pf_os_objid *id);
+
 const struct pf_port PF_PORT_VAR = {
   .name = PF_PORT_NAME,
   .gen = &pf_park_word_gen,
@@ -120,4 +128,5 @@ const struct pf_port PF_PORT_VAR = {
   .park = pf_umtx_park,
   .unpark = pf_umtx_unpark,
   .collect = pf_umtx_collect,
+  .object_id = PF_FREEBSD_OBJID,
 };

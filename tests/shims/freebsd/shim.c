@@ -50,8 +50,13 @@
 #include "sys.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
 #define PF_SHIM_NSEC 1000000000L
 
@@ -144,10 +149,243 @@ pf_shim_fbsd_wake(uint32_t *obj, unsigned long val, int private)
   return 0;                   /* no count */
 }
 
+/* ---- The object identity calls (shim.h says what is modelled) ------------ */
+
+static volatile AO_t pf_shim_fbsd_counts[PF_SHIM_FBSD_NCOUNT];
+
+unsigned long
+pf_shim_freebsd_count(int kind)
+{
+  return (unsigned long)AO_load(&pf_shim_fbsd_counts[kind]);
+}
+
+struct pf_shim_fbsd_map {
+  uint64_t lo, hi, off, dev, ino;
+  char perms[4];
+  char path[256];
+};
+
+static uint64_t
+pf_shim_fbsd_num(const char **q, unsigned int base)
+{
+  uint64_t v = 0;
+  for (;; (*q)++) {
+    char c = **q;
+    if (c >= '0' && c <= '9')
+      v = v * base + (uint64_t)(c - '0');
+    else if (base == 16 && c >= 'a' && c <= 'f')
+      v = v * base + (uint64_t)(c - 'a' + 10);
+    else
+      return v;
+  }
+}
+
+/* Each mapping of /proc/self/maps in turn: fn(m, arg) returns nonzero to
+ * stop.  open and read only: a signal handler's op may get here.  0, or -1
+ * when the file cannot be read. */
+static int
+pf_shim_fbsd_maps(int (*fn)(const struct pf_shim_fbsd_map *, void *), void *arg)
+{
+  char buf[4096];
+  size_t len = 0;
+  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  for (;;) {
+    ssize_t got = read(fd, buf + len, sizeof buf - 1 - len);
+    char *line, *nl;
+    if (got <= 0)
+      break;
+    len += (size_t)got;
+    buf[len] = '\0';
+    for (line = buf; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+      struct pf_shim_fbsd_map m;
+      const char *q = line;
+      size_t n;
+      *nl = '\0';
+      m.lo = pf_shim_fbsd_num(&q, 16);
+      if (*q++ != '-')
+        continue;
+      m.hi = pf_shim_fbsd_num(&q, 16);
+      if (*q++ != ' ' || strlen(q) < 5)
+        continue;
+      memcpy(m.perms, q, 4);
+      q += 5;
+      m.off = pf_shim_fbsd_num(&q, 16);
+      q++;
+      m.dev = pf_shim_fbsd_num(&q, 16) << 32;
+      q++;
+      m.dev |= pf_shim_fbsd_num(&q, 16);
+      q++;
+      m.ino = pf_shim_fbsd_num(&q, 10);
+      while (*q == ' ')
+        q++;
+      n = strlen(q) < sizeof m.path - 1 ? strlen(q) : sizeof m.path - 1;
+      memcpy(m.path, q, n);
+      m.path[n] = '\0';
+      if (fn(&m, arg)) {
+        close(fd);
+        return 0;
+      }
+    }
+    len -= (size_t)(line - buf);
+    memmove(buf, line, len);
+    if (len == sizeof buf - 1)
+      len = 0;
+  }
+  close(fd);
+  return 0;
+}
+
+static uint64_t
+pf_shim_fbsd_mix(uint64_t x)
+{
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x ? x : 1;
+}
+
+/* How FreeBSD would show a Linux mapping (shim.h). */
+static void
+pf_shim_fbsd_record(const struct pf_shim_fbsd_map *m, struct kinfo_vmentry *k)
+{
+  int file = m->ino != 0 && m->dev != 1 && strncmp(m->path, "/dev/shm/", 9) != 0;
+  size_t n = strlen(m->path);
+  memset(k, 0, sizeof *k);
+  k->kve_start = m->lo;
+  k->kve_end = m->hi;
+  k->kve_offset = m->off;
+  k->kve_protection = (m->perms[0] == 'r' ? KVME_PROT_READ : 0) | (m->perms[1] == 'w' ? KVME_PROT_WRITE : 0)
+                      | (m->perms[2] == 'x' ? KVME_PROT_EXEC : 0);
+  if (m->perms[3] != 's')
+    k->kve_flags |= KVME_FLAG_COW;
+  if (file) {
+    k->kve_type = KVME_TYPE_VNODE;
+    k->kve_status = KF_ATTR_VALID;
+    k->kve_vn_fileid = m->ino;
+    k->kve_vn_fsid = m->dev;
+  } else {
+    k->kve_type = m->ino || m->perms[3] == 'p' ? KVME_TYPE_SWAP : KVME_TYPE_NONE;
+    if (m->perms[3] == 'p' || strncmp(m->path, "/dev/zero", 9) == 0)
+      k->kve_obj = m->perms[3] == 'p' ? pf_shim_fbsd_mix((uint64_t)getpid() ^ pf_shim_fbsd_mix(m->lo))
+                                      : pf_shim_fbsd_mix(pf_shim_fbsd_mix(m->dev) ^ m->ino);
+  }
+  memcpy(k->kve_path, m->path, n + 1);
+  k->kve_structsize = (int)((offsetof(struct kinfo_vmentry, kve_path) + n + 1 + 7) & ~(size_t)7);
+}
+
+struct pf_shim_fbsd_out {
+  char *buf;
+  size_t room, len;
+  int full;
+};
+
+static int
+pf_shim_fbsd_put(const struct pf_shim_fbsd_map *m, void *arg)
+{
+  struct pf_shim_fbsd_out *o = arg;
+  struct kinfo_vmentry k;
+  pf_shim_fbsd_record(m, &k);
+  if (o->buf) {
+    if (o->len + (size_t)k.kve_structsize > o->room) {
+      o->full = 1;
+      return 1;
+    }
+    memcpy(o->buf + o->len, &k, (size_t)k.kve_structsize);
+  }
+  o->len += (size_t)k.kve_structsize;
+  return 0;
+}
+
+int
+sysctl(const int *name, unsigned int namelen, void *oldp, size_t *oldlenp, const void *newp,
+       size_t newlen)
+{
+  struct pf_shim_fbsd_out o;
+  AO_fetch_and_add1(&pf_shim_fbsd_counts[PF_SHIM_FBSD_VMMAP]);
+  if (namelen != 4 || name[0] != CTL_KERN || name[1] != KERN_PROC || name[2] != KERN_PROC_VMMAP
+      || !oldlenp)
+    return pf_shim_fbsd_fail(ENOENT);        /* not modelled */
+  if (newp || newlen)
+    return pf_shim_fbsd_fail(EPERM);         /* a read-only node */
+  if (name[3] != (int)getpid())
+    return pf_shim_fbsd_fail(ESRCH);         /* the caller's map only */
+  o.buf = oldp;
+  o.room = oldp ? *oldlenp : 0;
+  o.len = 0;
+  o.full = 0;
+  if (pf_shim_fbsd_maps(pf_shim_fbsd_put, &o) < 0)
+    return pf_shim_fbsd_fail(EIO);
+  *oldlenp = o.len;
+  return o.full ? pf_shim_fbsd_fail(ENOMEM) : 0;
+}
+
+struct pf_shim_fbsd_find {
+  uint64_t a;
+  struct pf_shim_fbsd_map m;
+  int found;
+};
+
+static int
+pf_shim_fbsd_holds(const struct pf_shim_fbsd_map *m, void *arg)
+{
+  struct pf_shim_fbsd_find *f = arg;
+  if (f->a >= m->lo && f->a < m->hi) {
+    f->m = *m;
+    f->found = 1;
+    return 1;
+  }
+  return 0;
+}
+
+/* UMTX_OP_SHM: exactly one of the four flags (umtx_shm: EINVAL else); the
+ * registry page of the word's (object, byte offset) as a file in /dev/shm. */
+static int
+pf_shim_fbsd_umtx_shm(unsigned long flags, void *addr)
+{
+  struct pf_shim_fbsd_find f;
+  char name[160];
+  int fd, n = !!(flags & UMTX_SHM_CREAT) + !!(flags & UMTX_SHM_LOOKUP) + !!(flags & UMTX_SHM_DESTROY)
+              + !!(flags & UMTX_SHM_ALIVE);
+  AO_fetch_and_add1(&pf_shim_fbsd_counts[PF_SHIM_FBSD_UMTX_SHM]);
+  if (n != 1 || (flags & ~(unsigned long)0xf))
+    return pf_shim_fbsd_fail(EINVAL);
+  f.a = (uint64_t)(uintptr_t)addr;
+  f.found = 0;
+  if (pf_shim_fbsd_maps(pf_shim_fbsd_holds, &f) < 0 || !f.found)
+    return pf_shim_fbsd_fail(EFAULT);
+  if (f.m.perms[3] == 's')
+    snprintf(name, sizeof name, "/dev/shm/pfutex-fbsd-umtxshm-u%u-%llx-%llu-%llx", (unsigned)geteuid(),
+             (unsigned long long)f.m.dev, (unsigned long long)f.m.ino,
+             (unsigned long long)(f.m.off + f.a - f.m.lo));
+  else
+    snprintf(name, sizeof name, "/dev/shm/pfutex-fbsd-umtxshm-u%u-p%d-%llx", (unsigned)geteuid(),
+             (int)getpid(), (unsigned long long)f.a);
+  if (flags & UMTX_SHM_DESTROY)
+    return unlink(name) == 0 ? 0 : pf_shim_fbsd_fail(ESRCH);
+  fd = open(name, O_RDWR | O_CLOEXEC | ((flags & UMTX_SHM_CREAT) ? O_CREAT : 0), 0600);
+  if (fd < 0)
+    return pf_shim_fbsd_fail(errno == ENOENT ? ESRCH : errno);
+  if (flags & UMTX_SHM_ALIVE) {
+    close(fd);
+    return 0;
+  }
+  if (ftruncate(fd, sysconf(_SC_PAGESIZE)) != 0) {
+    close(fd);
+    return pf_shim_fbsd_fail(ENOMEM);
+  }
+  return fd;
+}
+
 int
 _umtx_op(void *obj, int op, unsigned long val, void *uaddr, void *uaddr2)
 {
   switch (op) {
+  case UMTX_OP_SHM:
+    return pf_shim_fbsd_umtx_shm(val, uaddr);
   case UMTX_OP_WAIT_UINT:
     return pf_shim_fbsd_wait(obj, val, uaddr, uaddr2, 0);
   case UMTX_OP_WAIT_UINT_PRIVATE:

@@ -3,7 +3,9 @@
  * suite run tests the port against FreeBSD's behaviour, not the shim's
  * fancy.  Each check names its source: _umtx_op.2 (lib/libc/sys) or
  * kern_umtx.c (sys/kern) of freebsd/freebsd-src.  Calls the shim directly,
- * not through pfutex; runs once, under emu:freebsd-shim. */
+ * not through pfutex; runs once, under emu:freebsd-shim.  Then the object
+ * identity calls (sysctl KERN_PROC_VMMAP, UMTX_OP_SHM: kern_proc.c,
+ * kern_umtx.c) and the port's keys from them (ports/freebsd/objid.c). */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
 #endif
@@ -18,7 +20,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+
 #include "pft.h"
+#include "emu.h"
+#include "os.h"
 #include "shim.h"
 
 struct sleeper {
@@ -318,5 +325,130 @@ main(void)
   is_int(100 + ETIMEDOUT, child_wait(shm, UMTX_OP_WAIT_UINT_PRIVATE, &ts, wake_both),
          "_umtx_op.2 WAIT_UINT_PRIVATE: \"unconditionally select the process-private sleep queue\": no wake from another process");
   munmap(shm, 4096);
+
+  /* -- the object identity calls (ports/freebsd/objid.c) ----------------- */
+  {
+    long pg = sysconf(_SC_PAGESIZE);
+    int mib[4] = { CTL_KERN, KERN_PROC, KERN_PROC_VMMAP, (int)getpid() };
+    char *sh = mmap(NULL, (size_t)(2 * pg), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    char *pv = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *ro = mmap(NULL, (size_t)pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *file, *file2, *m1, *m2, *buf;
+    char path[] = "/tmp/pfutex-shimfbsd-XXXXXX";
+    size_t len = 0, off;
+    int fd, seen = 0, packed = 1, fd1, fd2;
+    unsigned long n_vm, n_shm;
+    struct stat st1, st2;
+    struct pf_os_objid id, id2;
+    pid_t pid;
+    if (sh == MAP_FAILED || pv == MAP_FAILED || ro == MAP_FAILED)
+      sysbail("mmap");
+    sh[0] = 1;
+    ok(sysctl(mib, 4, NULL, &len, NULL, 0) == 0 && len > 0,
+       "sysctl KERN_PROC_VMMAP: the size of the caller's map (kern_proc.c sysctl_kern_proc_vmmap)");
+    buf = malloc(len + 65536);
+    len += 65536;
+    if (!buf || sysctl(mib, 4, buf, &len, NULL, 0) != 0)
+      sysbail("sysctl");
+    for (off = 0; off < len;) {
+      const struct kinfo_vmentry *k = (const void *)(buf + off);
+      if (k->kve_structsize % 8 || (size_t)k->kve_structsize > sizeof *k)
+        packed = 0;
+      if (k->kve_start == (uintptr_t)sh && k->kve_end == (uintptr_t)sh + 2 * (uintptr_t)pg
+          && !(k->kve_flags & KVME_FLAG_COW) && k->kve_obj != 0
+          && k->kve_protection == (KVME_PROT_READ | KVME_PROT_WRITE))
+        seen |= 1;
+      if (k->kve_start == (uintptr_t)pv && (k->kve_flags & KVME_FLAG_COW))
+        seen |= 2;
+      off += (size_t)k->kve_structsize;
+    }
+    free(buf);
+    ok(packed && seen == 3, "kinfo_vmentry records packed to kve_structsize (a multiple of 8); "
+       "MAP_SHARED|MAP_ANON: an OBJ_ANON object (kve_obj), no COW; private: KVME_FLAG_COW");
+    mib[3] = (int)getpid() + 1;
+    len = 0;
+    ok(sysctl(mib, 4, NULL, &len, NULL, 0) == -1, "the model answers for the caller's own map only");
+    mib[3] = (int)getpid();
+    len = 16;
+    buf = malloc(16);
+    ok(sysctl(mib, 4, buf, &len, NULL, 0) == -1 && errno == ENOMEM,
+       "a buffer too small: ENOMEM (the kernel's sysctl)");
+    free(buf);
+    /* UMTX_OP_SHM: one registry page per (object, offset) */
+    m1 = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (m1 == MAP_FAILED)
+      sysbail("mmap");
+    fd1 = _umtx_op(NULL, UMTX_OP_SHM, UMTX_SHM_CREAT, m1 + 8, NULL);
+    fd2 = _umtx_op(NULL, UMTX_OP_SHM, UMTX_SHM_LOOKUP, m1 + 8, NULL);
+    ok(fd1 >= 0 && fd2 >= 0 && fstat(fd1, &st1) == 0 && fstat(fd2, &st2) == 0 && st1.st_ino == st2.st_ino,
+       "UMTX_OP_SHM: CREAT, then LOOKUP of the same word: one registry page (kern_umtx.c umtx_shm)");
+    if (fd2 >= 0)
+      close(fd2);
+    fd2 = _umtx_op(NULL, UMTX_OP_SHM, UMTX_SHM_CREAT, m1 + 12, NULL);
+    ok(fd2 >= 0 && fstat(fd2, &st2) == 0 && st1.st_ino != st2.st_ino,
+       "UMTX_OP_SHM: another word of the object, another page");
+    if (fd1 >= 0)
+      close(fd1);
+    if (fd2 >= 0)
+      close(fd2);
+    ok(_umtx_op(NULL, UMTX_OP_SHM, UMTX_SHM_CREAT | UMTX_SHM_LOOKUP, m1, NULL) == -1 && errno == EINVAL,
+       "UMTX_OP_SHM with two flags: EINVAL");
+    ok(_umtx_op(NULL, UMTX_OP_SHM, UMTX_SHM_DESTROY, m1 + 8, NULL) == 0
+           && _umtx_op(NULL, UMTX_OP_SHM, UMTX_SHM_LOOKUP, m1 + 8, NULL) == -1 && errno == ESRCH,
+       "UMTX_OP_SHM: after DESTROY, LOOKUP answers ESRCH");
+    _umtx_op(NULL, UMTX_OP_SHM, UMTX_SHM_DESTROY, m1 + 12, NULL);
+    munmap(m1, (size_t)pg);
+    /* the port's keys */
+    if ((fd = mkstemp(path)) < 0 || ftruncate(fd, 2 * pg) != 0)
+      sysbail("mkstemp");
+    unlink(path);
+    file = mmap(NULL, (size_t)(2 * pg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    file2 = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, pg);
+    close(fd);
+    if (file == MAP_FAILED || file2 == MAP_FAILED)
+      sysbail("mmap");
+    n_vm = pf_shim_freebsd_count(PF_SHIM_FBSD_VMMAP);
+    ok(pf_port_freebsd_shim.object_id != NULL && pf_port_freebsd_shim.object_id(file + pg + 4, &id) == 1
+           && pf_port_freebsd_shim.object_id(file2 + 4, &id2) == 1 && id.dev == id2.dev && id.ino == id2.ino
+           && id.off == id2.off && id.off == (uint64_t)pg + 4,
+       "the port: a file's word through two mappings: one key (fsid, fileid, byte offset)");
+    ok(pf_shim_freebsd_count(PF_SHIM_FBSD_VMMAP) > n_vm, "... asked with sysctl KERN_PROC_VMMAP");
+    ok(pf_port_freebsd_shim.object_id(pv, &id) == 0, "the port: a private (COW) mapping: keyed by address");
+    ok(pf_port_freebsd_shim.object_id(ro, &id) == -EFAULT,
+       "the port: read-only private anonymous memory: -EFAULT (Linux's get_futex_key)");
+    ok(pf_port_freebsd_shim.object_id(sh + pg + 8, &id) == 1 && id.off == (uint64_t)pg + 8,
+       "the port: MAP_SHARED|MAP_ANON: its object (kve_obj) and the byte offset");
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0)
+      _exit(pf_port_freebsd_shim.object_id(sh + pg + 8, &id2) == 1 && id2.ino == id.ino && id2.dev == id.dev
+                ? 0 : 1);
+    waitpid(pid, &i, 0);
+    ok(WIFEXITED(i) && WEXITSTATUS(i) == 0, "... the same key in a fork child");
+    {
+      char name[64];
+      snprintf(name, sizeof name, "/pfutex-shimfbsd-%d", (int)getpid());
+      fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+      shm_unlink(name);
+      if (fd < 0 || ftruncate(fd, pg) != 0)
+        sysbail("shm_open");
+      m1 = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      m2 = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      close(fd);
+      if (m1 == MAP_FAILED || m2 == MAP_FAILED)
+        sysbail("mmap");
+    }
+    n_shm = pf_shim_freebsd_count(PF_SHIM_FBSD_UMTX_SHM);
+    ok(pf_port_freebsd_shim.object_id(m1 + 16, &id) == 1 && pf_port_freebsd_shim.object_id(m2 + 16, &id2) == 1
+           && id.ino == id2.ino && id.dev == id2.dev
+           && pf_shim_freebsd_count(PF_SHIM_FBSD_UMTX_SHM) == n_shm + 2,
+       "the port: POSIX shm (no kve_obj): the word's UMTX_OP_SHM page names it, through two mappings");
+    ok(pf_port_freebsd_shim.object_id(m1 + 20, &id2) == 1 && id2.ino != id.ino,
+       "... and another word another page");
+    _umtx_op(NULL, UMTX_OP_SHM, UMTX_SHM_DESTROY, m1 + 16, NULL);
+    _umtx_op(NULL, UMTX_OP_SHM, UMTX_SHM_DESTROY, m1 + 20, NULL);
+    munmap(m1, (size_t)pg);
+    munmap(m2, (size_t)pg);
+  }
   return 0;
 }
