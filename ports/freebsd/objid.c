@@ -51,6 +51,7 @@
 # include "shim.h"
 # define PF_FREEBSD_OBJID pf_freebsd_shim_object_id
 #else
+# include <sys/param.h>
 # include <sys/types.h>
 # include <sys/sysctl.h>
 # include <sys/user.h>
