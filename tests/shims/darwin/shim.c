@@ -53,6 +53,7 @@
 #include "pf.h"
 #include "sys.h"            /* ports/linux: pf_linux_futex */
 #include "shim.h"
+#include "../procmaps.h"
 
 #include <fcntl.h>
 #include <limits.h>
@@ -363,84 +364,36 @@ pf_shim_darwin_mach_port_deallocate(mach_port_t task, mach_port_t name)
   return KERN_SUCCESS;
 }
 
-struct pf_shim_darwin_map {
-  uint64_t lo, hi, off, dev, ino;
-  char perms[4];
+/* The first mapping that ends above an address: the one holding it, or
+ * the next one. */
+struct pf_shim_darwin_find {
+  uint64_t a;
+  struct pf_shim_map m;
+  int found;
 };
 
-static uint64_t
-pf_shim_darwin_num(const char **q, unsigned int base)
-{
-  uint64_t v = 0;
-  for (;; (*q)++) {
-    char c = **q;
-    if (c >= '0' && c <= '9')
-      v = v * base + (uint64_t)(c - '0');
-    else if (base == 16 && c >= 'a' && c <= 'f')
-      v = v * base + (uint64_t)(c - 'a' + 10);
-    else
-      return v;
-  }
-}
-
-/* The first mapping of /proc/self/maps that ends above a (holding it, or
- * the next one): 1, or 0 when none does, -1 when the file cannot be read.
- * open and read only (no stdio): a signal handler's op may get here. */
 static int
-pf_shim_darwin_mapping(uint64_t a, struct pf_shim_darwin_map *m)
+pf_shim_darwin_above(const struct pf_shim_map *m, void *arg)
 {
-  char buf[4096];
-  size_t len = 0;
-  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), ret = 0;
-  if (fd < 0)
-    return -1;
-  for (;;) {
-    ssize_t got = read(fd, buf + len, sizeof buf - 1 - len);
-    char *line, *nl;
-    if (got <= 0)
-      break;
-    len += (size_t)got;
-    buf[len] = '\0';
-    for (line = buf; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
-      const char *q = line;
-      *nl = '\0';
-      m->lo = pf_shim_darwin_num(&q, 16);
-      if (*q++ != '-')
-        continue;
-      m->hi = pf_shim_darwin_num(&q, 16);
-      if (*q++ != ' ' || m->hi <= a || strlen(q) < 5)
-        continue;
-      memcpy(m->perms, q, 4);
-      q += 5;
-      m->off = pf_shim_darwin_num(&q, 16);
-      q++;
-      m->dev = pf_shim_darwin_num(&q, 16) << 32;
-      q++;
-      m->dev |= pf_shim_darwin_num(&q, 16);
-      q++;
-      m->ino = pf_shim_darwin_num(&q, 10);
-      ret = 1;
-      goto out;
-    }
-    len -= (size_t)(line - buf);
-    memmove(buf, line, len);
-    if (len == sizeof buf - 1)
-      len = 0;
-  }
-out:
-  close(fd);
-  return ret;
+  struct pf_shim_darwin_find *f = arg;
+  if (m->hi <= f->a)
+    return 0;
+  f->m = *m;
+  f->found = 1;
+  return 1;
 }
 
-static uint64_t
-pf_shim_darwin_mix(uint64_t x)
+/* 1 (*m set), or 0 when no mapping ends above a. */
+static int
+pf_shim_darwin_mapping(uint64_t a, struct pf_shim_map *m)
 {
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x ? x : 1;
+  struct pf_shim_darwin_find f;
+  f.a = a;
+  f.found = 0;
+  if (pf_shim_maps(pf_shim_darwin_above, &f) < 0 || !f.found)
+    return 0;
+  *m = f.m;
+  return 1;
 }
 
 kern_return_t
@@ -450,7 +403,7 @@ pf_shim_darwin_mach_vm_region(mach_port_t task, mach_vm_address_t *address, mach
 {
   struct vm_region_basic_info_64 *bi = (struct vm_region_basic_info_64 *)(void *)info;
   struct vm_region_extended_info *ei = (struct vm_region_extended_info *)(void *)info;
-  struct pf_shim_darwin_map m;
+  struct pf_shim_map m;
   pf_shim_darwin_note(PF_SHIM_DARWIN_VM_REGION);
   if (task != pf_shim_darwin_mach_task_self() || !count || !address || !size || !info
       || !((flavor == VM_REGION_BASIC_INFO_64 && *count >= VM_REGION_BASIC_INFO_COUNT_64)
@@ -488,7 +441,7 @@ pf_shim_darwin_mach_vm_page_info(mach_port_t task, mach_vm_address_t address,
                                  mach_msg_type_number_t *count)
 {
   struct vm_page_info_basic *pi = (struct vm_page_info_basic *)(void *)info;
-  struct pf_shim_darwin_map m;
+  struct pf_shim_map m;
   pf_shim_darwin_note(PF_SHIM_DARWIN_PAGE_INFO);
   if (task != pf_shim_darwin_mach_task_self() || flavor != VM_PAGE_INFO_BASIC || !count
       || *count < VM_PAGE_INFO_BASIC_COUNT - 1 || !info)
@@ -499,9 +452,9 @@ pf_shim_darwin_mach_vm_page_info(mach_port_t task, mach_vm_address_t address,
   pi->disposition = VM_PAGE_QUERY_PAGE_PRESENT;
   pi->ref_count = 1;
   if (m.perms[3] == 's')
-    pi->object_id = pf_shim_darwin_mix(pf_shim_darwin_mix(m.dev) ^ m.ino);
+    pi->object_id = pf_shim_mix(pf_shim_mix(m.dev) ^ m.ino);
   else
-    pi->object_id = pf_shim_darwin_mix(pf_shim_darwin_mix((uint64_t)getpid()) ^ m.lo);
+    pi->object_id = pf_shim_mix(pf_shim_mix((uint64_t)getpid()) ^ m.lo);
   pi->offset = (m.perms[3] == 's' ? m.off : 0) + (address - m.lo);
   pi->depth = 0;
   return KERN_SUCCESS;

@@ -47,6 +47,7 @@
 # include "config.h"
 #endif
 #include "shim.h"
+#include "../procmaps.h"
 #include "sys.h"
 
 #include <errno.h>
@@ -159,98 +160,9 @@ pf_shim_freebsd_count(int kind)
   return (unsigned long)AO_load(&pf_shim_fbsd_counts[kind]);
 }
 
-struct pf_shim_fbsd_map {
-  uint64_t lo, hi, off, dev, ino;
-  char perms[4];
-  char path[256];
-};
-
-static uint64_t
-pf_shim_fbsd_num(const char **q, unsigned int base)
-{
-  uint64_t v = 0;
-  for (;; (*q)++) {
-    char c = **q;
-    if (c >= '0' && c <= '9')
-      v = v * base + (uint64_t)(c - '0');
-    else if (base == 16 && c >= 'a' && c <= 'f')
-      v = v * base + (uint64_t)(c - 'a' + 10);
-    else
-      return v;
-  }
-}
-
-/* Each mapping of /proc/self/maps in turn: fn(m, arg) returns nonzero to
- * stop.  open and read only: a signal handler's op may get here.  0, or -1
- * when the file cannot be read. */
-static int
-pf_shim_fbsd_maps(int (*fn)(const struct pf_shim_fbsd_map *, void *), void *arg)
-{
-  char buf[4096];
-  size_t len = 0;
-  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  for (;;) {
-    ssize_t got = read(fd, buf + len, sizeof buf - 1 - len);
-    char *line, *nl;
-    if (got <= 0)
-      break;
-    len += (size_t)got;
-    buf[len] = '\0';
-    for (line = buf; (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
-      struct pf_shim_fbsd_map m;
-      const char *q = line;
-      size_t n;
-      *nl = '\0';
-      m.lo = pf_shim_fbsd_num(&q, 16);
-      if (*q++ != '-')
-        continue;
-      m.hi = pf_shim_fbsd_num(&q, 16);
-      if (*q++ != ' ' || strlen(q) < 5)
-        continue;
-      memcpy(m.perms, q, 4);
-      q += 5;
-      m.off = pf_shim_fbsd_num(&q, 16);
-      q++;
-      m.dev = pf_shim_fbsd_num(&q, 16) << 32;
-      q++;
-      m.dev |= pf_shim_fbsd_num(&q, 16);
-      q++;
-      m.ino = pf_shim_fbsd_num(&q, 10);
-      while (*q == ' ')
-        q++;
-      n = strlen(q) < sizeof m.path - 1 ? strlen(q) : sizeof m.path - 1;
-      memcpy(m.path, q, n);
-      m.path[n] = '\0';
-      if (fn(&m, arg)) {
-        close(fd);
-        return 0;
-      }
-    }
-    len -= (size_t)(line - buf);
-    memmove(buf, line, len);
-    if (len == sizeof buf - 1)
-      len = 0;
-  }
-  close(fd);
-  return 0;
-}
-
-static uint64_t
-pf_shim_fbsd_mix(uint64_t x)
-{
-  x ^= x >> 33;
-  x *= 0xff51afd7ed558ccdull;
-  x ^= x >> 33;
-  x *= 0xc4ceb9fe1a85ec53ull;
-  x ^= x >> 33;
-  return x ? x : 1;
-}
-
 /* How FreeBSD would show a Linux mapping (shim.h). */
 static void
-pf_shim_fbsd_record(const struct pf_shim_fbsd_map *m, struct kinfo_vmentry *k)
+pf_shim_fbsd_record(const struct pf_shim_map *m, struct kinfo_vmentry *k)
 {
   int file = m->ino != 0 && m->dev != 1 && strncmp(m->path, "/dev/shm/", 9) != 0;
   size_t n = strlen(m->path);
@@ -270,8 +182,8 @@ pf_shim_fbsd_record(const struct pf_shim_fbsd_map *m, struct kinfo_vmentry *k)
   } else {
     k->kve_type = m->ino || m->perms[3] == 'p' ? KVME_TYPE_SWAP : KVME_TYPE_NONE;
     if (m->perms[3] == 'p' || strncmp(m->path, "/dev/zero", 9) == 0)
-      k->kve_obj = m->perms[3] == 'p' ? pf_shim_fbsd_mix((uint64_t)getpid() ^ pf_shim_fbsd_mix(m->lo))
-                                      : pf_shim_fbsd_mix(pf_shim_fbsd_mix(m->dev) ^ m->ino);
+      k->kve_obj = m->perms[3] == 'p' ? pf_shim_mix((uint64_t)getpid() ^ pf_shim_mix(m->lo))
+                                      : pf_shim_mix(pf_shim_mix(m->dev) ^ m->ino);
   }
   memcpy(k->kve_path, m->path, n + 1);
   k->kve_structsize = (int)((offsetof(struct kinfo_vmentry, kve_path) + n + 1 + 7) & ~(size_t)7);
@@ -284,7 +196,7 @@ struct pf_shim_fbsd_out {
 };
 
 static int
-pf_shim_fbsd_put(const struct pf_shim_fbsd_map *m, void *arg)
+pf_shim_fbsd_put(const struct pf_shim_map *m, void *arg)
 {
   struct pf_shim_fbsd_out *o = arg;
   struct kinfo_vmentry k;
@@ -317,7 +229,7 @@ sysctl(const int *name, unsigned int namelen, void *oldp, size_t *oldlenp, const
   o.room = oldp ? *oldlenp : 0;
   o.len = 0;
   o.full = 0;
-  if (pf_shim_fbsd_maps(pf_shim_fbsd_put, &o) < 0)
+  if (pf_shim_maps(pf_shim_fbsd_put, &o) < 0)
     return pf_shim_fbsd_fail(EIO);
   *oldlenp = o.len;
   return o.full ? pf_shim_fbsd_fail(ENOMEM) : 0;
@@ -325,12 +237,12 @@ sysctl(const int *name, unsigned int namelen, void *oldp, size_t *oldlenp, const
 
 struct pf_shim_fbsd_find {
   uint64_t a;
-  struct pf_shim_fbsd_map m;
+  struct pf_shim_map m;
   int found;
 };
 
 static int
-pf_shim_fbsd_holds(const struct pf_shim_fbsd_map *m, void *arg)
+pf_shim_fbsd_holds(const struct pf_shim_map *m, void *arg)
 {
   struct pf_shim_fbsd_find *f = arg;
   if (f->a >= m->lo && f->a < m->hi) {
@@ -355,7 +267,7 @@ pf_shim_fbsd_umtx_shm(unsigned long flags, void *addr)
     return pf_shim_fbsd_fail(EINVAL);
   f.a = (uint64_t)(uintptr_t)addr;
   f.found = 0;
-  if (pf_shim_fbsd_maps(pf_shim_fbsd_holds, &f) < 0 || !f.found)
+  if (pf_shim_maps(pf_shim_fbsd_holds, &f) < 0 || !f.found)
     return pf_shim_fbsd_fail(EFAULT);
   if (f.m.perms[3] == 's')
     snprintf(name, sizeof name, "/dev/shm/pfutex-fbsd-umtxshm-u%u-%llx-%llu-%llx", (unsigned)geteuid(),

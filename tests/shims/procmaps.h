@@ -1,0 +1,108 @@
+/* procmaps.h - what the shims' models of the BSD and macOS memory-map
+ * calls (tests/shims/darwin: mach_vm_region, mach_vm_page_info;
+ * tests/shims/freebsd: sysctl KERN_PROC_VMMAP, UMTX_OP_SHM) read of the
+ * host: the mappings of Linux's /proc/self/maps, one at a time, with open
+ * and read only (no stdio, no allocation: a signal handler's futex op may
+ * get here), and a mixing function for the ids the models make up. */
+#ifndef PF_SHIM_PROCMAPS_H
+#define PF_SHIM_PROCMAPS_H
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+
+/* One line: "lo-hi perms offset major:minor inode path" (dev is
+ * major << 32 | minor: shmem is 1). */
+struct pf_shim_map {
+  uint64_t lo, hi, off, dev, ino;
+  char perms[4];
+  char path[256];
+};
+
+static uint64_t
+pf_shim_maps_num(const char **q, unsigned int base)
+{
+  uint64_t v = 0;
+  for (;; (*q)++) {
+    char c = **q;
+    if (c >= '0' && c <= '9')
+      v = v * base + (uint64_t)(c - '0');
+    else if (base == 16 && c >= 'a' && c <= 'f')
+      v = v * base + (uint64_t)(c - 'a' + 10);
+    else
+      return v;
+  }
+}
+
+static int
+pf_shim_maps_parse(const char *q, struct pf_shim_map *m)
+{
+  size_t n;
+  m->lo = pf_shim_maps_num(&q, 16);
+  if (*q++ != '-')
+    return 0;
+  m->hi = pf_shim_maps_num(&q, 16);
+  if (*q++ != ' ' || strlen(q) < 5)
+    return 0;
+  memcpy(m->perms, q, 4);
+  q += 5;
+  m->off = pf_shim_maps_num(&q, 16);
+  q++;
+  m->dev = pf_shim_maps_num(&q, 16) << 32;
+  q++;
+  m->dev |= pf_shim_maps_num(&q, 16);
+  q++;
+  m->ino = pf_shim_maps_num(&q, 10);
+  while (*q == ' ')
+    q++;
+  n = strlen(q) < sizeof m->path - 1 ? strlen(q) : sizeof m->path - 1;
+  memcpy(m->path, q, n);
+  m->path[n] = '\0';
+  return 1;
+}
+
+/* fn(m, arg) for each mapping in turn, until it returns nonzero: 0, or -1
+ * when the file cannot be read. */
+static int
+pf_shim_maps(int (*fn)(const struct pf_shim_map *, void *), void *arg)
+{
+  char buf[4096];
+  size_t len = 0;
+  int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC), stop = 0;
+  if (fd < 0)
+    return -1;
+  while (!stop) {
+    ssize_t got = read(fd, buf + len, sizeof buf - 1 - len);
+    char *line, *nl;
+    if (got <= 0)
+      break;
+    len += (size_t)got;
+    buf[len] = '\0';
+    for (line = buf; !stop && (nl = strchr(line, '\n')) != NULL; line = nl + 1) {
+      struct pf_shim_map m;
+      *nl = '\0';
+      stop = pf_shim_maps_parse(line, &m) && fn(&m, arg);
+    }
+    len -= (size_t)(line - buf);               /* keep the unfinished line */
+    memmove(buf, line, len);
+    if (len == sizeof buf - 1)
+      len = 0;
+  }
+  close(fd);
+  return 0;
+}
+
+/* A made-up id: a 64-bit mix of x, never 0. */
+static uint64_t
+pf_shim_mix(uint64_t x)
+{
+  x ^= x >> 33;
+  x *= 0xff51afd7ed558ccdull;
+  x ^= x >> 33;
+  x *= 0xc4ceb9fe1a85ec53ull;
+  x ^= x >> 33;
+  return x ? x : 1;
+}
+
+#endif
