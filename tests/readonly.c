@@ -561,9 +561,6 @@ main(void)
     static uint32_t ok_word;             /* a good second word */
     char path2[] = "/tmp/pfutex-readonly-XXXXXX";
     int fd2, b;
-    gone = (uint32_t *)(void *)map_page(pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
-    if (munmap(gone, (size_t)pg) != 0)
-      sysbail("munmap");
     if ((fd2 = mkstemp(path2)) < 0)
       sysbail("mkstemp");
     unlink(path2);
@@ -574,6 +571,10 @@ main(void)
     if (ftruncate(fd2, 0) != 0)          /* both pages now lie past the end */
       sysbail("ftruncate");
     close(fd2);
+    /* the hole last: a later mmap of this process would fill it */
+    gone = (uint32_t *)(void *)map_page(pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1);
+    if (munmap(gone, (size_t)pg) != 0)
+      sysbail("munmap");
     bad[0] = gone;
     bad[1] = none;
     bad[2] = past;

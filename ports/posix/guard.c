@@ -65,7 +65,14 @@ pf_guard_handler(int sig, siginfo_t *si, void *ctx)
 {
   struct pf_guard *g = pf_guard_cur;
   struct sigaction *old = &pf_guard_old[sig == SIGBUS];
-  if (g && si && si->si_code > 0 && PF_GUARD_PAGE(si->si_addr) == g->page) {
+  /* The guarded access's fault: this thread, while the record is set, a
+   * fault (si_code > 0) on the page it reads.  A SIGBUS is taken whatever
+   * its address says: qemu-user reports a wrong one on some targets
+   * (armhf: the next page; s390x: garbage), and nothing but the guarded
+   * access runs in the window (a handler that interrupted it would have
+   * to fault with SIGBUS there itself). */
+  if (g && si && si->si_code > 0
+      && (PF_GUARD_PAGE(si->si_addr) == g->page || sig == SIGBUS)) {
     /* The jump keeps no mask: put back the one the fault interrupted (the
      * context's; a sanitizer's wrapper may have blocked more than sig). */
     sigset_t s;
