@@ -28,6 +28,9 @@
 #include "os.h"
 #include "shim.h"
 
+/* ports/freebsd/objid.c (built, not wired into the port: see there) */
+int pf_freebsd_shim_object_id(const void *p, struct pf_os_objid *id);
+
 struct sleeper {
   pthread_t thread;
   volatile pid_t tid;
@@ -408,20 +411,20 @@ main(void)
     if (file == MAP_FAILED || file2 == MAP_FAILED)
       sysbail("mmap");
     n_vm = pf_shim_freebsd_count(PF_SHIM_FBSD_VMMAP);
-    ok(pf_port_freebsd_shim.object_id != NULL && pf_port_freebsd_shim.object_id(file + pg + 4, &id) == 1
-           && pf_port_freebsd_shim.object_id(file2 + 4, &id2) == 1 && id.dev == id2.dev && id.ino == id2.ino
+    ok(pf_freebsd_shim_object_id(file + pg + 4, &id) == 1
+           && pf_freebsd_shim_object_id(file2 + 4, &id2) == 1 && id.dev == id2.dev && id.ino == id2.ino
            && id.off == id2.off && id.off == (uint64_t)pg + 4,
-       "the port: a file's word through two mappings: one key (fsid, fileid, byte offset)");
+       "ports/freebsd/objid.c: a file's word through two mappings: one key (fsid, fileid, byte offset)");
     ok(pf_shim_freebsd_count(PF_SHIM_FBSD_VMMAP) > n_vm, "... asked with sysctl KERN_PROC_VMMAP");
-    ok(pf_port_freebsd_shim.object_id(pv, &id) == 0, "the port: a private (COW) mapping: keyed by address");
-    ok(pf_port_freebsd_shim.object_id(ro, &id) == -EFAULT,
-       "the port: read-only private anonymous memory: -EFAULT (Linux's get_futex_key)");
-    ok(pf_port_freebsd_shim.object_id(sh + pg + 8, &id) == 1 && id.off == (uint64_t)pg + 8,
-       "the port: MAP_SHARED|MAP_ANON: its object (kve_obj) and the byte offset");
+    ok(pf_freebsd_shim_object_id(pv, &id) == 0, "ports/freebsd/objid.c: a private (COW) mapping: keyed by address");
+    ok(pf_freebsd_shim_object_id(ro, &id) == -EFAULT,
+       "ports/freebsd/objid.c: read-only private anonymous memory: -EFAULT (Linux's get_futex_key)");
+    ok(pf_freebsd_shim_object_id(sh + pg + 8, &id) == 1 && id.off == (uint64_t)pg + 8,
+       "ports/freebsd/objid.c: MAP_SHARED|MAP_ANON: its object (kve_obj) and the byte offset");
     fflush(stdout);
     pid = fork();
     if (pid == 0)
-      _exit(pf_port_freebsd_shim.object_id(sh + pg + 8, &id2) == 1 && id2.ino == id.ino && id2.dev == id.dev
+      _exit(pf_freebsd_shim_object_id(sh + pg + 8, &id2) == 1 && id2.ino == id.ino && id2.dev == id.dev
                 ? 0 : 1);
     waitpid(pid, &i, 0);
     ok(WIFEXITED(i) && WEXITSTATUS(i) == 0, "... the same key in a fork child");
@@ -439,11 +442,11 @@ main(void)
         sysbail("mmap");
     }
     n_shm = pf_shim_freebsd_count(PF_SHIM_FBSD_UMTX_SHM);
-    ok(pf_port_freebsd_shim.object_id(m1 + 16, &id) == 1 && pf_port_freebsd_shim.object_id(m2 + 16, &id2) == 1
+    ok(pf_freebsd_shim_object_id(m1 + 16, &id) == 1 && pf_freebsd_shim_object_id(m2 + 16, &id2) == 1
            && id.ino == id2.ino && id.dev == id2.dev
            && pf_shim_freebsd_count(PF_SHIM_FBSD_UMTX_SHM) == n_shm + 2,
-       "the port: POSIX shm (no kve_obj): the word's UMTX_OP_SHM page names it, through two mappings");
-    ok(pf_port_freebsd_shim.object_id(m1 + 20, &id2) == 1 && id2.ino != id.ino,
+       "ports/freebsd/objid.c: POSIX shm (no kve_obj): the word's UMTX_OP_SHM page names it, through two mappings");
+    ok(pf_freebsd_shim_object_id(m1 + 20, &id2) == 1 && id2.ino != id.ino,
        "... and another word another page");
     _umtx_op(NULL, UMTX_OP_SHM, UMTX_SHM_DESTROY, m1 + 16, NULL);
     _umtx_op(NULL, UMTX_OP_SHM, UMTX_SHM_DESTROY, m1 + 20, NULL);
