@@ -7,8 +7,10 @@
 #ifndef PF_SHIM_PROCMAPS_H
 #define PF_SHIM_PROCMAPS_H
 
+#include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <sys/ioctl.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -91,6 +93,87 @@ pf_shim_maps(int (*fn)(const struct pf_shim_map *, void *), void *arg)
   }
   close(fd);
   return 0;
+}
+
+/* Linux's PROCMAP_QUERY (include/uapi/linux/fs.h, Linux 6.11): one
+ * mapping by address, without the text of all the others. */
+struct pf_shim_procmap_query {
+  uint64_t size, query_flags, query_addr;
+  uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset;
+  uint64_t inode;
+  uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
+  uint64_t vma_name_addr, build_id_addr;
+};
+#define PF_SHIM_PROCMAP_QUERY _IOWR('f', 17, struct pf_shim_procmap_query)
+#define PF_SHIM_PROCMAP_COVERING_OR_NEXT 0x10u
+
+struct pf_shim_maps_above_arg {
+  uint64_t a;
+  struct pf_shim_map *m;
+  int found;
+};
+
+static int
+pf_shim_maps_above(const struct pf_shim_map *m, void *arg)
+{
+  struct pf_shim_maps_above_arg *f = (struct pf_shim_maps_above_arg *)arg;
+  if (m->hi <= f->a)
+    return 0;
+  *f->m = *m;
+  f->found = 1;
+  return 1;
+}
+
+/* The first mapping that ends above a (the one holding it, or the next):
+ * 1 with *m set (m->path left empty), 0 when there is none, -1 when
+ * nothing can be read. One ioctl where the kernel has PROCMAP_QUERY (a
+ * model called on every shared futex op must not read the text of every
+ * mapping: under load that costs milliseconds); the walk elsewhere.
+ * errno is kept. */
+static int
+pf_shim_maps_at(uint64_t a, struct pf_shim_map *m)
+{
+  static int no_query;                 /* the ioctl answered ENOTTY/EINVAL */
+  struct pf_shim_procmap_query q;
+  struct pf_shim_maps_above_arg f;
+  int e = errno, fd, r;
+  if (!__atomic_load_n(&no_query, __ATOMIC_RELAXED)) {
+    fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+      errno = e;
+      return -1;
+    }
+    memset(&q, 0, sizeof q);
+    q.size = sizeof q;
+    q.query_flags = PF_SHIM_PROCMAP_COVERING_OR_NEXT;
+    q.query_addr = a;
+    r = ioctl(fd, PF_SHIM_PROCMAP_QUERY, &q) == 0 ? 0 : errno;
+    close(fd);
+    if (r != 0 && r != ENOENT)
+      __atomic_store_n(&no_query, 1, __ATOMIC_RELAXED);
+    else {
+      errno = e;
+      if (r != 0)
+        return 0;
+      m->lo = q.vma_start;
+      m->hi = q.vma_end;
+      m->off = q.vma_offset;
+      m->dev = (uint64_t)q.dev_major << 32 | q.dev_minor;
+      m->ino = q.inode;
+      m->perms[0] = (q.vma_flags & 1u) ? 'r' : '-';
+      m->perms[1] = (q.vma_flags & 2u) ? 'w' : '-';
+      m->perms[2] = (q.vma_flags & 4u) ? 'x' : '-';
+      m->perms[3] = (q.vma_flags & 8u) ? 's' : 'p';
+      m->path[0] = '\0';
+      return 1;
+    }
+  }
+  f.a = a;
+  f.m = m;
+  f.found = 0;
+  r = pf_shim_maps(pf_shim_maps_above, &f);
+  errno = e;
+  return r < 0 ? -1 : f.found;
 }
 
 /* A made-up id: a 64-bit mix of x, never 0. */

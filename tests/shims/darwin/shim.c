@@ -364,36 +364,11 @@ pf_shim_darwin_mach_port_deallocate(mach_port_t task, mach_port_t name)
   return KERN_SUCCESS;
 }
 
-/* The first mapping that ends above an address: the one holding it, or
- * the next one. */
-struct pf_shim_darwin_find {
-  uint64_t a;
-  struct pf_shim_map m;
-  int found;
-};
-
-static int
-pf_shim_darwin_above(const struct pf_shim_map *m, void *arg)
-{
-  struct pf_shim_darwin_find *f = arg;
-  if (m->hi <= f->a)
-    return 0;
-  f->m = *m;
-  f->found = 1;
-  return 1;
-}
-
 /* 1 (*m set), or 0 when no mapping ends above a. */
 static int
 pf_shim_darwin_mapping(uint64_t a, struct pf_shim_map *m)
 {
-  struct pf_shim_darwin_find f;
-  f.a = a;
-  f.found = 0;
-  if (pf_shim_maps(pf_shim_darwin_above, &f) < 0 || !f.found)
-    return 0;
-  *m = f.m;
-  return 1;
+  return pf_shim_maps_at(a, m) == 1;
 }
 
 kern_return_t
