@@ -73,7 +73,7 @@ pfutex_wait(uint32_t *uaddr, uint32_t val, uint32_t mask, unsigned int flags,
             const struct timespec *deadline, int clockid)
 {
   if ((pf_backend_state() & PF_BE_EMU) && !(flags & ~PFUTEX_PRIVATE) && mask && !deadline
-      && pf_wait_mismatch(uaddr, val)) {
+      && pf_wait_mismatch(uaddr, val, !(flags & PFUTEX_PRIVATE))) {
     errno = EAGAIN;
     return -1;
   }

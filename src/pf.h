@@ -227,20 +227,37 @@ pf_addr_unreadable(const void *p)
 }
 #define PF_ALIGNED(p) ((((uintptr_t)(p)) & 3u) == 0)
 
+/* src/os.h: the word read as the kernel reads it (-EFAULT, never a
+ * signal), and written unchanged (-EFAULT where a store would fault). */
+int pf_os_word_read(const uint32_t *p, uint32_t *v);
+int pf_os_word_touch(uint32_t *p);
+
 /* 1 when a wait on uaddr for val fails with EAGAIN by a read of the word
  * now, every earlier check (alignment EINVAL, address EFAULT) passing; 0
  * when the backend must decide.  The load is an acquire, so a caller that
  * reads data after EAGAIN sees what was published before the word changed.
- * A mismatch seen at any moment of the call is a valid EAGAIN. */
-/* src/os.h: the word read as the kernel reads it (-EFAULT, never a
- * signal). */
-int pf_os_word_read(const uint32_t *p, uint32_t *v);
-
+ * A mismatch seen at any moment of the call is a valid EAGAIN.
+ *
+ * A shared wait (shared != 0) gets EAGAIN here only on a word that can be
+ * written: Linux makes the shared key before it reads the word and
+ * refuses a read-only private anonymous page (EFAULT), so on a word a
+ * store would fault on the backend decides (pf_emu_wait: the OS's answer).
+ * A writable page always has a shared key; the touch (an atomic add of 0,
+ * no system call) is the write fault the kernel's key makes too.  Windows:
+ * no touch (its plain add would fault; no shared key is refused there). */
 static inline int
-pf_wait_mismatch(const uint32_t *uaddr, uint32_t val)
+pf_wait_mismatch(uint32_t *uaddr, uint32_t val, int shared)
 {
   uint32_t v;
-  return PF_ALIGNED(uaddr) && pf_os_word_read(uaddr, &v) == 0 && v != val;
+  if (!PF_ALIGNED(uaddr) || pf_os_word_read(uaddr, &v) != 0 || v == val)
+    return 0;
+#ifndef _WIN32
+  if (shared && pf_os_word_touch(uaddr) != 0)
+    return 0;
+#else
+  (void)shared;
+#endif
+  return 1;
 }
 
 #endif /* PF_H */

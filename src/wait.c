@@ -551,8 +551,18 @@ pf_emu_wait(const struct pf_req *r)
    * cannot be read answers EFAULT (the guarded read), never a signal. */
   if ((ret = pf_os_word_read(r->uaddr, &v)) < 0)
     return ret;
-  if (v != r->val)
+  if (v != r->val) {
+    /* a shared wait outside regions: Linux makes the key before it reads
+     * the word, and refuses a read-only private anonymous page (EFAULT).
+     * A word that can be written has a key (pf.h pf_wait_mismatch); else
+     * the OS's answer, as below. */
+#ifndef _WIN32
+    if (key.space == PF_KEY_SHARED_LOCAL && pf_os_word_touch(r->uaddr) != 0
+        && pf_key_object(r->uaddr, &key, &tab) == -EFAULT)
+      return -EFAULT;
+#endif
     return -EAGAIN;
+  }
   if ((ret = pf_key_object(r->uaddr, &key, &tab)) < 0)
     return ret;
   return pf_emu_wait_queued(r, tab, key);

@@ -18,8 +18,9 @@
  *     mappings (shared and private) is accepted by the kernel: ETIMEDOUT,
  *     and pfutex must agree.  Private waits on read-only memory are
  *     accepted: ETIMEDOUT / EAGAIN as the kernel.  A shared wait whose
- *     value does not match: the kernel says EFAULT; under emulation EAGAIN
- *     is allowed too (the word is read first), but never a signal.
+ *     value does not match, timed or not, through every call: EFAULT on
+ *     the private anonymous page (the kernel makes the key first), EAGAIN
+ *     on the shared and file mappings, as the kernel.
  * (c) A shared FUTEX_WAKE / pfutex_wake on the read-only private anonymous
  *     page, nobody waiting: EFAULT, the kernel's answer, on every backend
  *     (the emulation asks the OS for the mapping of every shared word
@@ -387,28 +388,6 @@ check_kernel(const struct rcase *c)
     diag("    pfutex: %s", got);
 }
 
-/* Native: the kernel's answer.  Emulation: the kernel's or `alt` (a
- * documented difference), never a signal. */
-static void
-check_kernel_or(const struct rcase *c, long alt_ret, int alt_err, const char *altwhy)
-{
-  struct outcome k, o;
-  char got[96], kern[96];
-  int emu = pft_backend_is_emu();
-  call_kernel(c, &k);
-  o = run_child(call_pfutex, c);
-  describe(got, sizeof got, &o);
-  describe(kern, sizeof kern, &k);
-  if (!emu) {
-    if (!ok(same(&o, &k), "%s: as the kernel (%s)", c->name, kern))
-      diag("    pfutex: %s", got);
-  } else {
-    ok(same(&o, &k) || is_result(&o, alt_ret, alt_err), "%s: as the kernel (%s) or, emulated, %s%s (%s)",
-       c->name, kern, alt_ret == -1 ? "-1/" : "0", alt_ret == -1 ? pft_errname(alt_err) : "", altwhy);
-    diag("    pfutex: %s", got);
-  }
-}
-
 static char *
 map_page(long pg, int prot, int flags, int fd)
 {
@@ -516,9 +495,18 @@ main(void)
     const struct rcase b3[] = {
       { K_FUTEX, "shared FUTEX_WAIT, read-only private anonymous page, mismatch", ro_anon, F_WAIT, 1, T_REL, NULL, 0, 0, 0, 0, 0 },
       { K_FUTEX, "shared FUTEX_WAIT untimed, read-only private anonymous page, mismatch", ro_anon, F_WAIT, 1, T_NONE, NULL, 0, 0, 0, 0, 0 },
+      { K_FUTEX, "shared FUTEX_WAIT untimed, populated then read-only private anonymous page, mismatch", ro_pop, F_WAIT, 1, T_NONE, NULL, 0, 0, 0, 0, 0 },
+      { K_FUTEX, "shared FUTEX_WAIT_BITSET, read-only private anonymous page, mismatch", ro_anon, F_WAIT_BITSET, 1, T_ABS_MONO, NULL, ~0u, 0, 0, 0, 0 },
+      { K_FUTEX, "shared FUTEX_WAIT_BITSET untimed, read-only private anonymous page, mismatch", ro_anon, F_WAIT_BITSET, 1, T_NONE, NULL, ~0u, 0, 0, 0, 0 },
+      { K_WAIT, "pfutex_wait shared untimed, read-only private anonymous page, mismatch", ro_anon, 0, 1, T_NONE, NULL, 0, 0, 0, PFUTEX_SHARED, 0 },
+      { K_WAIT, "pfutex_wait shared untimed, populated then read-only private anonymous page, mismatch", ro_pop, 0, 1, T_NONE, NULL, 0, 0, 0, PFUTEX_SHARED, 0 },
+      { K_FUTEX, "shared FUTEX_WAIT untimed, read-only MAP_SHARED anonymous page, mismatch", ro_shanon, F_WAIT, 1, T_NONE, NULL, 0, 0, 0, 0, 0 },
+      { K_FUTEX, "shared FUTEX_WAIT untimed, read-only MAP_SHARED file mapping, mismatch", ro_file, F_WAIT, 1, T_NONE, NULL, 0, 0, 0, 0, 0 },
+      { K_FUTEX, "shared FUTEX_WAIT untimed, read-only MAP_PRIVATE file mapping, mismatch", ro_fpriv, F_WAIT, 1, T_NONE, NULL, 0, 0, 0, 0, 0 },
+      { K_WAIT, "pfutex_wait shared untimed, read-only MAP_PRIVATE file mapping, mismatch", ro_fpriv, 0, 1, T_NONE, NULL, 0, 0, 0, PFUTEX_SHARED, 0 },
     };
     for (i = 0; i < sizeof b3 / sizeof b3[0]; i++)
-      check_kernel_or(&b3[i], -1, EAGAIN, "the word is read before the key is made");
+      check_kernel(&b3[i]);
   }
 
   /* (c) wakes with nobody waiting. */
@@ -543,10 +531,8 @@ main(void)
       check_kernel(&c2[i]);
   }
   {
-    /* Not on the fast path of pfutex() (FUTEX_WAKE only): the emulation may
-     * answer either. */
     const struct rcase c3 = { K_FUTEX, "shared FUTEX_WAKE_BITSET, read-only private anonymous page, nobody waiting", ro_anon, F_WAKE_BITSET, 1, T_NONE, NULL, ~0u, 0, 0, 0, 0 };
-    check_kernel_or(&c3, 0, 0, "nobody waits");
+    check_kernel(&c3);
   }
 
   /* (d) words no load can reach: the kernel answers EFAULT where it reads

@@ -235,47 +235,28 @@ sysctl(const int *name, unsigned int namelen, void *oldp, size_t *oldlenp, const
   return o.full ? pf_shim_fbsd_fail(ENOMEM) : 0;
 }
 
-struct pf_shim_fbsd_find {
-  uint64_t a;
-  struct pf_shim_map m;
-  int found;
-};
-
-static int
-pf_shim_fbsd_holds(const struct pf_shim_map *m, void *arg)
-{
-  struct pf_shim_fbsd_find *f = arg;
-  if (f->a >= m->lo && f->a < m->hi) {
-    f->m = *m;
-    f->found = 1;
-    return 1;
-  }
-  return 0;
-}
-
 /* UMTX_OP_SHM: exactly one of the four flags (umtx_shm: EINVAL else); the
  * registry page of the word's (object, byte offset) as a file in /dev/shm. */
 static int
 pf_shim_fbsd_umtx_shm(unsigned long flags, void *addr)
 {
-  struct pf_shim_fbsd_find f;
+  struct pf_shim_map m;
+  uint64_t a = (uint64_t)(uintptr_t)addr;
   char name[160];
   int fd, n = !!(flags & UMTX_SHM_CREAT) + !!(flags & UMTX_SHM_LOOKUP) + !!(flags & UMTX_SHM_DESTROY)
               + !!(flags & UMTX_SHM_ALIVE);
   AO_fetch_and_add1(&pf_shim_fbsd_counts[PF_SHIM_FBSD_UMTX_SHM]);
   if (n != 1 || (flags & ~(unsigned long)0xf))
     return pf_shim_fbsd_fail(EINVAL);
-  f.a = (uint64_t)(uintptr_t)addr;
-  f.found = 0;
-  if (pf_shim_maps(pf_shim_fbsd_holds, &f) < 0 || !f.found)
+  if (pf_shim_maps_at(a, &m) != 1 || m.lo > a)
     return pf_shim_fbsd_fail(EFAULT);
-  if (f.m.perms[3] == 's')
+  if (m.perms[3] == 's')
     snprintf(name, sizeof name, "/dev/shm/pfutex-fbsd-umtxshm-u%u-%llx-%llu-%llx", (unsigned)geteuid(),
-             (unsigned long long)f.m.dev, (unsigned long long)f.m.ino,
-             (unsigned long long)(f.m.off + f.a - f.m.lo));
+             (unsigned long long)m.dev, (unsigned long long)m.ino,
+             (unsigned long long)(m.off + a - m.lo));
   else
     snprintf(name, sizeof name, "/dev/shm/pfutex-fbsd-umtxshm-u%u-p%d-%llx", (unsigned)geteuid(),
-             (int)getpid(), (unsigned long long)f.a);
+             (int)getpid(), (unsigned long long)a);
   if (flags & UMTX_SHM_DESTROY)
     return unlink(name) == 0 ? 0 : pf_shim_fbsd_fail(ESRCH);
   fd = open(name, O_RDWR | O_CLOEXEC | ((flags & UMTX_SHM_CREAT) ? O_CREAT : 0), 0600);
