@@ -272,6 +272,11 @@ struct pf_waiter {
   struct pf_thread *vx;
   uint32_t vx_n;                   /* entries */
   uint32_t vx_pushed;              /* members queued so far (0..vx_n) */
+  /* A futex_waitv over the words of more than one shared table: a record
+   * lent per further table, chained by vx_next, whose vx_ptab and
+   * vx_pref name that table's parker slot (its members name it) and whose
+   * nodes[0].parker is that parker's local half. */
+  struct pf_thread *vx_sec;
 };
 
 struct pf_thread {
@@ -292,6 +297,9 @@ struct pf_thread {
                                       a region's words with private ones): rung with
                                       a shared unpark, at once */
   struct pf_thread *vx_next;
+  struct pf_table *vx_ptab;        /* lent as a further table's parker (vx_sec):
+                                      that table, and its slot's reference */
+  pf_ref vx_pref;
 };
 /* The private table's node space: record r's level l is reference
  * r * PF_NEST_MAX + l + 1.  Records are made in chunks of PF_CHUNK listed

@@ -162,6 +162,8 @@ pf_record_lend(void)
     t->vx_lead = NULL;
     t->vx_lead_shared = 0;
     t->vx_next = NULL;
+    t->vx_ptab = NULL;
+    t->vx_pref = 0;
   }
   return t;
 }
@@ -172,6 +174,8 @@ pf_record_return(struct pf_thread *t)
   t->vx_lead = NULL;
   t->vx_lead_shared = 0;
   t->vx_next = NULL;
+  t->vx_ptab = NULL;
+  t->vx_pref = 0;
   pf_pool_give(t);
 }
 

@@ -39,8 +39,10 @@
  *   abandon   a cancellation, a siglongjmp past the wait or the thread's
  *             exit end it (thread.c pf_waiter_abandon): the same end.
  *
- * The words: private ones and shared ones outside shared regions (both
- * keyed in this process's table), and shared words of one region.  With
+ * The words: private ones (this process's table), shared ones of regions
+ * and of other shared mappings (the user's shared table, a region's too:
+ * src/region/shared.c; a shared word of a private mapping is keyed in
+ * this process's table).  With
  * a region's words the parker is this wait's slot of that region (on no
  * queue, `pi` PF_VX_PARKER: a rebuild leaves it alone), and each of those
  * words' members is a slot naming it (PF_VX_MEMBER: entry index and the
@@ -49,9 +51,19 @@
  * members' wakers, threads of this process, ring it at once with a
  * shared unpark.  Such a wait parks in one-second slices: a member found
  * WAKING with the parker still armed was counted by a waker that died
- * before ringing it: woken (wait.c (R)).  The words of two regions:
- * EINVAL (a waker in a process attached to one region only could not
- * reach a parker in the other). */
+ * before ringing it: woken (wait.c (R)).
+ *
+ * The words of several shared tables (regions, the user's shared table of
+ * other shared mappings): a waker attached to one of them only must find
+ * a parker there, so each further table gets a parker slot of its own
+ * (a record lent per table holds its local half, w->vx_sec) and its
+ * members name it; its wakers ring it as above.  The thread sleeps on
+ * the first table's parker only (a port parks on one object), and after
+ * each slice (PF_VX_POLL_NS, doubling up to PF_VX_POLL_MAX_NS) looks at
+ * the others' and walks their dead processes' robust lists: a wake
+ * there is counted at once and seen that late at most.  The end takes
+ * each table's members off and disarms or collects each parker, the
+ * further ones as the first. */
 #include "emu.h"
 #include "os.h"
 
@@ -86,6 +98,35 @@ pf_vx_member(const struct pf_waiter *w, uint32_t k, pf_ref *ref)
   return &rec->nodes[k % PF_NEST_MAX].n;
 }
 
+/* A shared table's members of the wait whose parker there is lead: each
+ * off its queue under its bucket's lock (found WAKING: woken, *woken the
+ * highest index), its slot given back. */
+static void
+pf_vx_end_table(struct pf_table *tab, pf_ref lead, int *woken)
+{
+  struct pf_waiter tmp;
+  uint32_t s;
+  memset(&tmp, 0, sizeof tmp);
+  tmp.tab = tab;
+  for (s = 0; s < tab->nslots; s++) {
+    struct pf_node *m = &tab->slots[s];
+    uint32_t pi = AO_int_load(&m->pi);
+    if ((pi & PF_PI_KIND) != PF_PI_VX || pi == PF_VX_PARKER || PF_VX_LEAD(pi) != (uint32_t)lead
+        || !tab->ops->slot_mine(tab, m))
+      continue;
+    if (AO_int_load(&m->state) != PF_W_IDLE) {          /* queued (IDLE: claimed only) */
+      tmp.node = m;
+      if (!pf_waiter_dequeue(&tmp, PF_W_GONE, 0) && AO_int_load(&m->state) == PF_W_WAKING) {
+        if ((int)PF_VX_INDEX(pi) > *woken)
+          *woken = (int)PF_VX_INDEX(pi);
+        AO_fetch_and_add1(&pf_vx_woken_total);
+      }
+    }
+    AO_int_store(&m->state, PF_W_IDLE);
+    tab->ops->slot_release(tab, m);
+  }
+}
+
 /* The end (critical section held): every member off its queue under its
  * bucket's lock (GONE, or found WAKING: woken), the private ones' records
  * returned, the region's slots given back (found by the parker they
@@ -99,7 +140,7 @@ pf_vx_end(struct pf_waiter *w)
   struct pf_node *p = w->node;
   struct pf_waiter tmp;
   struct pf_thread *rec, *next;
-  uint32_t k, s, st;
+  uint32_t k, st;
   int woken = -1;
 
   memset(&tmp, 0, sizeof tmp);
@@ -117,26 +158,29 @@ pf_vx_end(struct pf_waiter *w)
     }
     AO_int_store(&m->state, PF_W_IDLE);
   }
-  if (ptab->slots) {
-    tmp.tab = ptab;
-    for (s = 0; s < ptab->nslots; s++) {
-      struct pf_node *m = &ptab->slots[s];
-      uint32_t pi = AO_int_load(&m->pi);
-      if ((pi & PF_PI_KIND) != PF_PI_VX || pi == PF_VX_PARKER || PF_VX_LEAD(pi) != (uint32_t)w->ref
-          || !ptab->ops->slot_mine(ptab, m))
-        continue;
-      if (AO_int_load(&m->state) != PF_W_IDLE) {        /* queued (IDLE: claimed only) */
-        tmp.node = m;
-        if (!pf_waiter_dequeue(&tmp, PF_W_GONE, 0) && AO_int_load(&m->state) == PF_W_WAKING) {
-          if ((int)PF_VX_INDEX(pi) > woken)
-            woken = (int)PF_VX_INDEX(pi);
-          AO_fetch_and_add1(&pf_vx_woken_total);
-        }
-      }
-      AO_int_store(&m->state, PF_W_IDLE);
-      ptab->ops->slot_release(ptab, m);
-    }
+  if (ptab->slots)
+    pf_vx_end_table(ptab, w->ref, &woken);
+  /* the further tables' members, then their parkers (disarmed, or their
+   * tokens collected), their slots given back */
+  for (rec = w->vx_sec; rec; rec = next) {
+    struct pf_table *st_tab = rec->vx_ptab;
+    struct pf_node *q = &st_tab->slots[rec->vx_pref - 1];
+    next = rec->vx_next;
+    pf_vx_end_table(st_tab, rec->vx_pref, &woken);
+    st = AO_int_load(&q->state);
+    if (st == PF_W_QUEUED && AO_int_compare_and_swap_full(&q->state, PF_W_QUEUED, PF_W_GONE))
+      st = PF_W_GONE;
+    else
+      st = AO_int_load(&q->state);
+    if (st == PF_W_WAKING || st == PF_W_DETACHED)
+      pf_emu_port->collect(&rec->nodes[0].parker, &q->park, 1);
+    AO_int_store(&q->pi, 0);
+    AO_int_store(&q->state, PF_W_IDLE);
+    st_tab->ops->slot_release(st_tab, q);
+    st_tab->ops->wait_end(st_tab);
+    pf_record_return(rec);
   }
+  w->vx_sec = NULL;
   /* no member can be woken now: the parker */
   st = AO_int_load(&p->state);
   if (st == PF_W_QUEUED && AO_int_compare_and_swap_full(&p->state, PF_W_QUEUED, PF_W_GONE))
@@ -177,12 +221,22 @@ pf_vx_abandon(struct pf_waiter *w)
   w->node = &w->n;
 }
 
-/* Is any member WAKING (a region waitv after a slice, its parker still
- * armed: a waker that counted it died before ringing: wait.c (R))? */
+/* After a slice of a waitv with shared tables' words: is any member
+ * WAKING (its parker still armed: a waker that counted it died before
+ * ringing it, wait.c (R)), or a further table's parker rung?  Those
+ * tables' robust lists of dead processes are walked first, as a region
+ * park's slice does for its own. */
 static int
-pf_vx_any_waking(const struct pf_waiter *w, const pf_ref *mref, uint32_t nr)
+pf_vx_any_waking(const struct pf_waiter *w, const struct pf_vx_entry *e, const pf_ref *mref,
+                 uint32_t nr)
 {
+  struct pf_thread *rec;
   uint32_t i, k;
+  for (rec = w->vx_sec; rec; rec = rec->vx_next) {
+    rec->vx_ptab->ops->robust_check(rec->vx_ptab);
+    if (AO_int_load(&rec->vx_ptab->slots[rec->vx_pref - 1].state) != PF_W_QUEUED)
+      return 1;
+  }
   for (k = 0; k < w->vx_pushed; k++) {
     pf_ref ref;
     struct pf_node *m = pf_vx_member(w, k, &ref);
@@ -190,21 +244,44 @@ pf_vx_any_waking(const struct pf_waiter *w, const pf_ref *mref, uint32_t nr)
       return 1;
   }
   for (i = 0; i < nr; i++)
-    if (mref[i] && AO_int_load(&w->tab->slots[mref[i] - 1].state) == PF_W_WAKING)
+    if (mref[i] && AO_int_load(&e[i].tab->slots[mref[i] - 1].state) == PF_W_WAKING)
       return 1;
   return 0;
 }
 
-/* One waitv: claim the level (the parker: the thread's node, or with a
- * region's words a slot of that region), lend records for the private
- * members and claim slots for the region's, queue them in entry order,
- * sleep, end.  Out of line, as pf_emu_wait_once (wait.c (X)). */
+/* The parker a member of table tab names: the wait's own (w->ref) in the
+ * first shared table, a further table's (its lent record's) elsewhere. */
+static pf_ref
+pf_vx_lead_of(const struct pf_waiter *w, const struct pf_table *tab)
+{
+  struct pf_thread *rec;
+  if (tab == w->tab)
+    return w->ref;
+  for (rec = w->vx_sec; rec; rec = rec->vx_next)
+    if (rec->vx_ptab == tab)
+      return rec->vx_pref;
+  return 0;
+}
+
+/* A waitv over more than one shared table sleeps on the first one's
+ * parker and looks at the others' after each slice: the first slice
+ * PF_VX_POLL_NS, each next one twice as long, up to PF_VX_POLL_MAX_NS. */
+#define PF_VX_POLL_NS     1000000L
+#define PF_VX_POLL_MAX_NS 16000000L
+
+/* One waitv: claim the level (the parker: the thread's node, or with
+ * shared tables' words a slot of the first such table, tabs[0]), a slot
+ * in each further table as its parker (a lent record holds its local
+ * half), lend records for the private members and claim slots for the
+ * shared tables' members, queue them in entry order, sleep, end.  Out of
+ * line, as pf_emu_wait_once (wait.c (X)). */
 static PF_NOINLINE int
-pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *rtab,
+pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *const *tabs, uint32_t ntabs,
            const struct pf_deadline *dl, int async)
 {
   volatile char here = 0;
   pf_ref mref[PF_WAITV_MAX];
+  struct pf_table *rtab = ntabs ? tabs[0] : NULL;
   struct pf_table *ptab = rtab ? rtab : &pf_table;
   struct pf_req r;
   struct pf_thread *t, *rec, **tail;
@@ -212,6 +289,7 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *rtab,
   struct pf_node *p;
   struct pf_crit c;
   uint32_t i, k, np = 0;
+  long poll_ns = PF_VX_POLL_NS;
   int ret = 0, woken;
 
   memset(&r, 0, sizeof r);
@@ -220,8 +298,8 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *rtab,
     mref[i] = 0;
     if (e[i].tab == &pf_table)
       np++;
-    else
-      r.uaddr = e[i].uaddr;                 /* the parker's table: the region's */
+    else if (e[i].tab == rtab)
+      r.uaddr = e[i].uaddr;                 /* the parker's table: the first shared one */
   }
   r.flags = rtab ? PF_F_SHARED : 0;
   if ((ret = pf_waiter_claim(&r, ptab, (uintptr_t)&here, &t, &w)) < 0)
@@ -233,12 +311,14 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *rtab,
   p->counted = 0;
   p->pushed = 0;
   AO_int_store(&p->pi, rtab ? PF_VX_PARKER : 0);
-  /* the private members' records (the pool's lock) and the region's
-   * slots (a claim may reclaim dead processes' slots, which takes bucket
-   * locks): inside a critical section; vx_n set last */
+  /* the private members' records (the pool's lock), the further tables'
+   * parkers and the shared tables' members' slots (a claim may reclaim
+   * dead processes' slots, which takes bucket locks): inside a critical
+   * section; vx_n set last */
   pf_crit_enter(&c);
   w->vx = NULL;
   w->vx_pushed = 0;
+  w->vx_sec = NULL;
   tail = &w->vx;
   for (k = 0; k < (np + PF_NEST_MAX - 1) / PF_NEST_MAX; k++) {
     if (!(rec = pf_record_lend())) {
@@ -252,14 +332,48 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *rtab,
     tail = &rec->vx_next;
   }
   AO_int_store(&p->state, PF_W_QUEUED);     /* armed, before any member queues */
+  tail = &w->vx_sec;
+  for (k = 1; ret == 0 && k < ntabs; k++) {
+    struct pf_table *tab = tabs[k];
+    struct pf_node *q;
+    pf_ref ref;
+    if (!(rec = pf_record_lend())) {
+      ret = -ENOMEM;
+      break;
+    }
+    if ((ret = tab->ops->slot_claim(tab, &ref, 1)) < 0) {
+      pf_record_return(rec);
+      break;
+    }
+    q = &tab->slots[ref - 1];
+    q->bucket = 0;
+    q->linked = 0;
+    q->counted = 0;
+    q->pushed = 0;
+    AO_int_store(&q->pi, PF_VX_PARKER);
+    tab->ops->wait_begin(tab);
+    if ((ret = pf_emu_port->prepare(&rec->nodes[0].parker, &q->park)) < 0) {
+      AO_int_store(&q->pi, 0);
+      tab->ops->slot_release(tab, q);
+      tab->ops->wait_end(tab);
+      pf_record_return(rec);
+      break;
+    }
+    AO_int_store(&q->state, PF_W_QUEUED);   /* armed, before any member queues */
+    rec->vx_ptab = tab;
+    rec->vx_pref = ref;
+    *tail = rec;                            /* the end finds it from here on */
+    tail = &rec->vx_next;
+  }
   w->vx_n = nr;
   for (i = 0; ret == 0 && i < nr; i++) {
-    if (e[i].tab == &pf_table || !rtab)
+    struct pf_table *tab = e[i].tab;
+    if (tab == &pf_table)
       continue;
-    if ((ret = rtab->ops->slot_claim(rtab, &mref[i], 1)) < 0)
+    if ((ret = tab->ops->slot_claim(tab, &mref[i], 1)) < 0)
       mref[i] = 0;
     else
-      AO_int_store(&rtab->slots[mref[i] - 1].pi, PF_VX_MEMBER(i, w->ref));
+      AO_int_store(&tab->slots[mref[i] - 1].pi, PF_VX_MEMBER(i, pf_vx_lead_of(w, tab)));
   }
   pf_crit_exit(&c);
 
@@ -285,7 +399,8 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *rtab,
     } else {
       ref = mref[i];
       m = &tab->slots[ref - 1];
-      pf_node_prepare(m, &e[i].key, idx, PFUTEX_BITSET_MATCH_ANY, PF_VX_MEMBER(i, w->ref));
+      pf_node_prepare(m, &e[i].key, idx, PFUTEX_BITSET_MATCH_ANY,
+                      PF_VX_MEMBER(i, pf_vx_lead_of(w, tab)));
       m->seq = tab->ops->next_seq(tab);
     }
     AO_int_store(&m->state, PF_W_QUEUED);
@@ -297,17 +412,24 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *rtab,
     if (pf_word_load(e[i].uaddr) != e[i].val)
       ret = -EAGAIN;
   }
-  /* sleep until the parker is rung, the deadline, or a handler; with a
-   * region's words in slices of PF_REGION_SLICE_NS (the (R) check) */
+  /* sleep until the parker is rung, the deadline, or a handler; with
+   * shared tables' words in slices of PF_REGION_SLICE_NS (the (R) check),
+   * with further tables' words in polls of their parkers */
   while (ret == 0) {
     struct pf_deadline slice;
     int last = 1;
-    if (rtab)
+    if (w->vx_sec) {
+      pf_slice_ns(dl, poll_ns, &slice, &last);
+      if (poll_ns < PF_VX_POLL_MAX_NS)
+        poll_ns *= 2;
+    } else if (rtab) {
       pf_slice_ns(dl, PF_REGION_SLICE_NS, &slice, &last);
+    }
     ret = pf_waiter_park(w, last ? dl : &slice, async);
     if (ret == -ETIMEDOUT && !last) {
-      if (pf_vx_any_waking(w, mref, nr)) {
-        ret = 0;                            /* counted, its waker gone: woken */
+      if (pf_vx_any_waking(w, e, mref, nr)) {
+        ret = 0;                            /* counted (its waker gone, or another table's
+                                               parker rung): woken */
         break;
       }
       ret = 0;
@@ -341,8 +463,8 @@ pf_emu_waitv(struct pfutex_waitv *uw, unsigned int nr, unsigned int flags,
   struct pfutex_waitv v[PF_WAITV_MAX];
   struct pf_deadline dl, *dlp = NULL;
   struct pf_req tr;
-  struct pf_table *vtab = NULL;
-  uint32_t i;
+  struct pf_table *tabs[PF_WAITV_MAX];
+  uint32_t i, j, ntabs = 0;
   int ret, type = PTHREAD_CANCEL_DEFERRED, async;
 
   /* Linux's order: flags, count, the timeout (clock, pointer, values),
@@ -385,10 +507,11 @@ pf_emu_waitv(struct pfutex_waitv *uw, unsigned int nr, unsigned int flags,
       return ret;
     if ((ret = pf_word_check(ua)) < 0)
       return ret;
-    if (tab != &pf_table) {
-      if (vtab && tab != vtab)
-        return -EINVAL;                     /* the words of two regions (above) */
-      vtab = tab;
+    if (tab != &pf_table) {                 /* a shared table: the first, or a further one */
+      for (j = 0; j < ntabs && tabs[j] != tab; j++)
+        ;
+      if (j == ntabs)
+        tabs[ntabs++] = tab;
     }
     e[i].tab = tab;
     if ((v[i].flags & PFUTEX2_PRIVATE) == 0 && (ret = pf_os_shared_key_check(ua)) < 0)
@@ -403,7 +526,7 @@ pf_emu_waitv(struct pfutex_waitv *uw, unsigned int nr, unsigned int flags,
   pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &type);       /* wait.c (X) */
   async = type == PTHREAD_CANCEL_ASYNCHRONOUS;
   for (;;) {
-    ret = pf_vx_once(e, nr, vtab, dlp, async);
+    ret = pf_vx_once(e, nr, tabs, ntabs, dlp, async);
     if (ret != -EINTR || !pf_sig_restartable())
       break;
     for (i = 0; i < nr; i++)                /* futex_waitv(2) restarts: the words again */

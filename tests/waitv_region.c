@@ -21,6 +21,20 @@
  *      word: every child returns, and the wakes' counts sum to the
  *      members woken (each child's wake count is known: one member per
  *      word it waits on that was woken while it slept)
+ *   9  words of several shared tables in one call (Linux takes any
+ *      words): two regions, a word of a plain MAP_SHARED mapping (the
+ *      user's shared table under emulation) and a private word.  A child
+ *      waits on {region A, region B, mapping}; the parent wakes each one
+ *      in turn (a run each): the wake counts 1 and the child returns that
+ *      index.  Wakes of B then A back to back: 1 each (both members
+ *      queued until the child ends them), the child returns 1 or, if it
+ *      ended between them, 0 with the second wake counting 0.  A word of
+ *      B that differs: EAGAIN; nobody waking: ETIMEDOUT; region A, region
+ *      B and a private word woken by a thread of the waiter: index 2.  A
+ *      child killed in such a waitv: wakes of its words count 0; one left
+ *      by a siglongjmp from a handler: then too, and its next waitv times
+ *      out.  Under emulation the first table's parker sleeps and the others'
+ *      are looked at after each slice (src/waitv.c).
  */
 #ifdef _WIN32
 #include "basic.h"
@@ -33,10 +47,12 @@ main(void)
 #else
 #include <errno.h>
 #include <pthread.h>
+#include <setjmp.h>
 #include <signal.h>
 #include <stdint.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include "region_util.h"
 #include <pfutex/linux.h>
 
@@ -49,6 +65,98 @@ struct shared {
 
 static struct shared *sh;
 static uint32_t privword;
+static uint32_t *rb, *mw;            /* 9: a word of region B, of a plain shared mapping */
+static void *mixed_waker(void *arg);
+
+/* 9: waitv on {region A's w[0], region B's word, the mapping's word}
+ * (n of them; with priv, the private word as the third), values 0. */
+static long
+multi_waitv(int n, int priv, long ms)
+{
+  struct pfutex_waitv v[3];
+  struct timespec dl;
+  long r;
+  memset(v, 0, sizeof v);
+  v[0].uaddr = (uint64_t)(uintptr_t)&sh->w[0];
+  v[1].uaddr = (uint64_t)(uintptr_t)rb;
+  v[2].uaddr = (uint64_t)(uintptr_t)(priv ? &privword : mw);
+  v[0].flags = v[1].flags = PFUTEX2_SIZE_U32;
+  v[2].flags = PFUTEX2_SIZE_U32 | (priv ? PFUTEX2_PRIVATE : 0);
+  clock_gettime(CLOCK_MONOTONIC, &dl);
+  pft_timespec_add_ns(&dl, ms * 1000000LL);
+  r = pfutex_waitv(v, (unsigned int)n, 0, &dl, PFUTEX_CLOCK_MONOTONIC);
+  return r < 0 ? -errno : r;
+}
+
+static pid_t
+multi_child(int n, int priv)
+{
+  pid_t p = fork();
+  if (p < 0)
+    sysbail("fork");
+  if (p == 0) {
+    pthread_t th;
+    ru_child_alarm(60);
+    privword = 0;
+    sh->tid[0] = pft_gettid();
+    if (priv && pthread_create(&th, NULL, mixed_waker, NULL) != 0)
+      _exit(3);
+    __atomic_store_n(&sh->ready[0], 1, __ATOMIC_SEQ_CST);
+    sh->ret[0] = multi_waitv(n, priv, 10000);
+    __atomic_store_n(&sh->done[0], 1, __ATOMIC_SEQ_CST);
+    if (priv)
+      pthread_join(th, NULL);
+    _exit(0);
+  }
+  return p;
+}
+
+static int
+wake_at(uint32_t *u)
+{
+  return pfutex_wake(u, PFUTEX_BITSET_MATCH_ANY, 1, PFUTEX_SHARED);
+}
+
+/* 9: a handler that leaves the multi-table waitv by siglongjmp. */
+static sigjmp_buf jump_out;
+static void
+jump_handler(int sig)
+{
+  (void)sig;
+  siglongjmp(jump_out, 1);
+}
+
+/* 9: a child in a waitv on the three shared tables, left by a
+ * siglongjmp from a handler; then the wakes of its words count 0 (every
+ * member and parker was ended) and another such waitv times out.
+ * sh->ret[0]: the sum of those wakes' counts, sh->ret[1]: the second
+ * waitv's result. */
+static pid_t
+jump_child(void)
+{
+  pid_t p = fork();
+  if (p < 0)
+    sysbail("fork");
+  if (p == 0) {
+    struct sigaction sa;
+    ru_child_alarm(60);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = jump_handler;
+    sigaction(SIGUSR1, &sa, NULL);
+    sh->tid[0] = pft_gettid();
+    sh->ret[0] = sh->ret[1] = -1000;
+    if (sigsetjmp(jump_out, 1) == 0) {
+      __atomic_store_n(&sh->ready[0], 1, __ATOMIC_SEQ_CST);
+      (void)multi_waitv(3, 0, 10000);
+      _exit(4);                            /* (never: the handler jumps out) */
+    }
+    sh->ret[0] = wake_at(&sh->w[0]) + wake_at(rb) + wake_at(mw);
+    sh->ret[1] = multi_waitv(3, 0, 50);
+    __atomic_store_n(&sh->done[0], 1, __ATOMIC_SEQ_CST);
+    _exit(0);
+  }
+  return p;
+}
 
 /* One waitv in child slot k on words idx[0..n-1] (values 0), timeout ms:
  * its result in sh->ret[k] (index, or -errno). */
@@ -325,6 +433,82 @@ main(void)
        "7: the wakes counted %d members (at least one and at most three per child)", total);
     ok(wake(0, 100) + wake(1, 100) + wake(2, 100) + wake(3, 100) + wake(4, 100) == 0,
        "7: nothing stays queued");
+  }
+
+  /* 9: words of several shared tables */
+  {
+    pfutex_region_t *rg2 = pfutex_region_anon(4096);
+    uint32_t *const targets[3] = { &sh->w[0], NULL, NULL };
+    int k;
+    if (!rg2)
+      sysbail("pfutex_region_anon (a second region)");
+    rb = (uint32_t *)pfutex_region_addr(rg2) + 3;
+    mw = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (mw == MAP_FAILED)
+      sysbail("mmap");
+    mw += 5;
+    for (k = 0; k < 3; k++) {
+      uint32_t *u = k == 0 ? targets[0] : k == 1 ? rb : mw;
+      reset();
+      *rb = *mw = 0;
+      p = multi_child(3, 0);
+      asleep(p, 0);
+      r = wake_at(u);
+      ru_reap(p);
+      ok(r == 1 && sh->ret[0] == k,
+         "9: region A, region B and a shared mapping's word; the %s woken: the wake counts %d, index %s",
+         k == 0 ? "region A's" : k == 1 ? "region B's" : "mapping's", r, rs(sh->ret[0]));
+    }
+    reset();
+    *rb = *mw = 0;
+    p = multi_child(3, 0);
+    asleep(p, 0);
+    r = wake_at(rb);
+    n = wake_at(&sh->w[0]);
+    ru_reap(p);
+    ok(r == 1 && ((n == 1 && sh->ret[0] == 1) || (n == 0 && sh->ret[0] == 1) || (n == 1 && sh->ret[0] == 0)),
+       "9: wakes of region B's word then region A's count %d, %d; waitv returns %s", r, n,
+       rs(sh->ret[0]));
+    ok(wake_at(&sh->w[0]) == 0 && wake_at(rb) == 0 && wake_at(mw) == 0, "9: nothing stays queued");
+    reset();
+    *rb = 4;
+    ok(multi_waitv(3, 0, 1000) == -EAGAIN, "9: region B's word differs: EAGAIN");
+    *rb = 0;
+    {
+      long long t0 = pft_now_ns();
+      long x = multi_waitv(3, 0, 100);
+      ok(x == -ETIMEDOUT && pft_now_ns() - t0 >= 90000000LL,
+         "9: three shared tables, nobody waking: %s after %.3f s", rs(x),
+         (double)(pft_now_ns() - t0) / 1e9);
+    }
+#ifdef PFT_TSAN
+    skip("9: the private word woken by a thread of a fork child: ThreadSanitizer does not "
+         "support threads started after fork");
+#else
+    reset();
+    p = multi_child(3, 1);
+    ru_reap(p);
+    ok(sh->ret[0] == 2 && sh->ret[1] == 0,
+       "9: regions A and B and a private word, the private one woken by a thread of the waiter: "
+       "index %s", rs(sh->ret[0]));
+#endif
+    reset();
+    *rb = *mw = 0;
+    p = multi_child(3, 0);
+    asleep(p, 0);
+    kill(p, SIGKILL);
+    ru_reap(p);
+    r = wake_at(&sh->w[0]) + wake_at(rb) + wake_at(mw);
+    ok(r == 0, "9: a child killed in a waitv on three shared tables: wakes of its words count %d", r);
+    reset();
+    p = jump_child();
+    asleep(p, 0);
+    kill(p, SIGUSR1);
+    ru_reap(p);
+    ok(sh->ret[0] == 0 && sh->ret[1] == -ETIMEDOUT,
+       "9: a waitv on three shared tables left by siglongjmp from a handler: wakes of its words "
+       "then count %ld, another such waitv %s", sh->ret[0], rs(sh->ret[1]));
+    ok(pfutex_region_close(rg2) == 0, "9: region B closes");
   }
   ok(pfutex_region_close(rg) == 0, "the region closes");
   return 0;

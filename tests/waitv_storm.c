@@ -8,8 +8,10 @@
  * (SIGUSR1 every 5 ms, a handler, SA_RESTART: a detached wait restarts,
  * which would hide a lost ring from the timeout check, so the plain runs
  * come first); shared words; shared words in a region; a region's words
- * and private words in each call (not on Windows: its regions are tested
- * elsewhere).  Checks:
+ * and private words in each call; the words of two regions and of a plain
+ * shared mapping in each call (three shared tables under emulation: the
+ * first table's parker sleeps, the others' are looked at after each
+ * slice); not on Windows: its regions are tested elsewhere.  Checks:
  *   - every waitv returned an index, EAGAIN or ETIMEDOUT (nothing else);
  *   - under emulation, exactly: the wakes' counts add up to the members
  *     the waits found woken at their ends (src/waitv.c pf_vx_woken_total:
@@ -35,6 +37,9 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#ifndef _WIN32
+# include <sys/mman.h>
+#endif
 #include "pft.h"
 #ifdef PF_HAVE_EMU
 # include "emu.h"
@@ -47,19 +52,24 @@
 static uint32_t words_mem[PF_WS_WORDS];
 static uint32_t *words = words_mem;      /* or a region's (the last runs) */
 static unsigned int ws_flags;             /* PFUTEX2_PRIVATE or 0 */
-static int ws_mixed;                     /* odd words private, in words_mem */
+static int ws_mixed;                     /* 1: odd words private, in words_mem;
+                                            2: word 1 in a second region, word 3
+                                            in a plain shared mapping */
+static uint32_t *words_b, *words_m;       /* (ws_mixed 2) */
 
 /* Word i of this run and its flags (PFUTEX2_PRIVATE or 0). */
 static uint32_t *
 ws_word(int i)
 {
+  if (ws_mixed == 2 && (i & 1))
+    return i == 1 ? &words_b[1] : &words_m[3];
   return ws_mixed && (i & 1) ? &words_mem[i] : &words[i];
 }
 
 static unsigned int
 ws_wflags(int i)
 {
-  return ws_mixed && (i & 1) ? PFUTEX2_PRIVATE : ws_flags;
+  return ws_mixed == 1 && (i & 1) ? PFUTEX2_PRIVATE : ws_flags;
 }
 static volatile int ws_stop;
 static volatile int ws_out[PF_WS_WAITERS + 1];     /* a waiter has left its loop */
@@ -258,6 +268,21 @@ main(void)
     ws_run("region", secs, 0);
     ws_mixed = 1;                           /* a region's words and private ones */
     ws_run("region and private", secs, 0);
+    {
+      /* three shared tables in each call: two regions' words and a plain
+       * shared mapping's (the user's shared table under emulation) */
+      pfutex_region_t *rg2 = pfutex_region_anon(4096);
+      if (!rg2)
+        sysbail("pfutex_region_anon");
+      words_b = pfutex_region_addr(rg2);
+      words_m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+      if (words_m == MAP_FAILED)
+        sysbail("mmap");
+      ws_mixed = 2;
+      ws_run("two regions and a shared mapping", secs, 0);
+      ok(pfutex_region_close(rg2) == 0, "two regions: the second closes");
+      munmap(words_m, 4096);
+    }
     ws_mixed = 0;
     words = words_mem;
     ok(pfutex_region_close(rg) == 0, "region: closes");
