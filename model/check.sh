@@ -92,6 +92,9 @@ verify waitv-same ok -DCFG_WAITV -DSAMEBUCKET
 verify waitvreq ok -DCFG_WAITVREQ
 verify waitvreq-same ok -DCFG_WAITVREQ -DSAMEBUCKET
 verify waitvop ok -DCFG_WAITVOP
+verify waitv2 ok -DCFG_WAITV2
+verify waitv2-same ok -DCFG_WAITV2 -DSAMEBUCKET
+verify waitv2b ok -DCFG_WAITV2B
 # The bugs: each must be found.
 verify bug-no-c error -DCFG_REQWAKE -DBUG_NO_C
 verify bug-no-b error -DCFG_WAKE -DBUG_NO_B
@@ -118,6 +121,8 @@ verify bug-vx-no-cas error -DCFG_WAITV -DBUG_VX_NO_CAS
 verify bug-vx-arm-late error -DCFG_WAITV -DBUG_VX_ARM_LATE
 verify bug-vx-no-collect error -DCFG_WAITV -DBUG_VX_NO_COLLECT
 verify bug-vx-count-rung error -DCFG_WAITVOP -DBUG_VX_COUNT_RUNG
+verify bug-vx2-no-poll error -DCFG_WAITV2B -DBUG_VX2_NO_POLL
+verify bug-vx2-no-disarm2 error -DCFG_WAITV2 -DBUG_VX2_NO_DISARM2
 
 # model/pi.pml: the PI ops (src/pi.c) and the hand-off on owner death
 model=pi.pml

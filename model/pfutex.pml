@@ -20,17 +20,22 @@
  * takeover and rebuild, slices, (R); KILLS=n deaths, default 1), FREE (two
  * freers of one dead slot and a claimer, (R)), WAITV, WAITVREQ, WAITVOP
  * (a futex_waitv of two private words vs wakes, a requeue, a wake_op:
- * src/waitv.c); see the bottom.  Bug flags
+ * src/waitv.c), WAITV2, WAITV2B (its words in two shared tables, the
+ * second table's parker polled after slices); see the bottom.  Bug flags
  * (-DBUG_...): LOST_REQ_WAKE, NO_C, NO_C_FRONT, NO_B, TOUCH, DOUBLE_DRAIN,
  * WAKE_DETACHED, DETACH_NOLOCK, COUNT_DEAD, NO_TAKEOVER, REBUILD_DEAD,
  * FREE_ON_STACK (= WALK_ON_STACK + REBUILD_ON_STACK), FREE_ORDER,
- * VX_NO_CAS, VX_ARM_LATE, VX_NO_COLLECT, VX_COUNT_RUNG, VX_PARKER_FIRST
- * (see README). */
+ * VX_NO_CAS, VX_ARM_LATE, VX_NO_COLLECT, VX_COUNT_RUNG, VX_PARKER_FIRST,
+ * VX2_NO_POLL, VX2_NO_DISARM2 (see README). */
 
 #ifdef CFG_FREE
 #define CFG_REGION        /* FREE uses the region's slots, oracle and killer */
 #endif
-#if defined(CFG_WAITV) || defined(CFG_WAITVREQ) || defined(CFG_WAITVOP)
+#if defined(CFG_WAITV2) || defined(CFG_WAITV2B)
+#define CFG_VX2           /* a futex_waitv over two shared tables (src/waitv.c): B's
+                             member names a parker of its own, which is polled */
+#endif
+#if defined(CFG_WAITV) || defined(CFG_WAITVREQ) || defined(CFG_WAITVOP) || defined(CFG_VX2)
 #define CFG_VX            /* a futex_waitv (src/waitv.c) in the private table */
 #endif
 
@@ -39,6 +44,10 @@
 #define NW 2              /* futex words: A = 0, B = 1 */
 #if !defined(NN) && defined(CFG_HANDLER)
 #define NN 3              /* the thread's two nodes (levels 0, 1) and another waiter's */
+#endif
+#if !defined(NN) && defined(CFG_VX2)
+#define NN 4              /* the waitv's parker (1), its two members (2, 3), the
+                             second table's parker (4) */
 #endif
 #if !defined(NN) && defined(CFG_VX)
 #define NN 3              /* the waitv's parker (1) and its two members (2, 3) */
@@ -1063,6 +1072,18 @@ proctype wakeop(byte w1; byte w2; byte nr; byte nr2)
  * highest index found woken), VX_E(R_...) an error. */
 #define VP 1                  /* the parker */
 #define VM(i) (2 + (i))       /* member i, on word i (A = 0, B = 1) */
+#ifdef CFG_VX2
+/* VX2: A's word in the first shared table, B's in a second one (the
+ * buckets stand for the tables: each word has its own).  The first
+ * table's parker is VP, on which the thread parks; the second table's is
+ * VP2 (a slot there, its local half in a lent record, w->vx_sec), which
+ * B's member names.  After a slice the waiter looks at VP2 and the
+ * members (pf_vx_any_waking).  A slice that finds nothing parks again
+ * and changes nothing: the model ends a slice only when it would find
+ * something (else a waiter nobody rings would loop instead of being the
+ * invalid end state that shows a lost wakeup). */
+#define VP2 4
+#endif
 #define VX_E(x) (100 + (x))   /* -errno results */
 #define VX_NONE 255           /* woken = -1 */
 
@@ -1070,30 +1091,30 @@ proctype wakeop(byte w1; byte w2; byte nr; byte nr2)
  * st = AO_int_load(&p->state); if (st == QUEUED && CAS(&p->state, QUEUED,
  * GONE)) st = GONE; else st = AO_int_load(&p->state); WAKING (a waker rang
  * it) or DETACHED (a handler, not modelled): collect the token due (D). */
-inline vx_disarm() {
-  st = nd[VP].state;                                   /* st = AO_int_load(&p->state) */
+inline vx_disarm(P) {
+  st = nd[P].state;                                    /* st = AO_int_load(&p->state) */
   cas = 0;
   if
   :: st == QUEUED ->
      atomic {                                          /* AO_int_compare_and_swap_full(&p->state, */
-       if :: nd[VP].state == QUEUED -> nd[VP].state = GONE; cas = 1 :: else fi   /* QUEUED, GONE) */
+       if :: nd[P].state == QUEUED -> nd[P].state = GONE; cas = 1 :: else fi   /* QUEUED, GONE) */
      }
   :: else
   fi;
   if
   :: cas -> st = GONE
-  :: else -> st = nd[VP].state                         /* else st = AO_int_load(&p->state) */
+  :: else -> st = nd[P].state                          /* else st = AO_int_load(&p->state) */
   fi;
   if
   :: st == WAKING || st == DETACHED ->
 #ifndef BUG_VX_NO_COLLECT
-     nd[VP].tok == 1                                   /* pf_emu_port->collect(&w->parker, &p->park, 0) */
+     nd[P].tok == 1                                    /* pf_emu_port->collect(&w->parker, &p->park, 0) */
 #else
      skip                                              /* BUG: the token due not collected */
 #endif
   :: else
   fi;
-  nd[VP].state = IDLE;                                 /* AO_int_store(&p->pi, 0); AO_int_store(&p->state, IDLE) */
+  nd[P].state = IDLE;                                  /* AO_int_store(&p->pi, 0); AO_int_store(&p->state, IDLE) */
   cas = 0
 }
 
@@ -1117,8 +1138,19 @@ proctype vwaiter(bit timed)
     /* pf_record_lend(): rec->vx_lead = p, vx_lead_shared = 0 */
     nd[VM(0)].lead = VP; nd[VM(1)].lead = VP;
 #ifndef BUG_VX_ARM_LATE
-    nd[VP].state = QUEUED                              /* AO_int_store(&p->state, QUEUED): armed, */
+    nd[VP].state = QUEUED;                             /* AO_int_store(&p->state, QUEUED): armed, */
 #endif                                                 /*   before any member queues */
+#ifdef CFG_VX2
+    /* the second table's parker: a slot claimed there, prepare (its word
+     * 0), pi PF_VX_PARKER, armed QUEUED before any member queues; B's
+     * member names it (PF_VX_MEMBER(1, rec->vx_pref)) */
+    nd[VP2].tok = 0;
+    nd[VP2].live = 1; nd[VP2].gen++; nd[VP2].cby = 0;  /* ghosts */
+    nd[VM(1)].lead = VP2;
+    nd[VP2].state = QUEUED
+#else
+    skip
+#endif
   }
   /* queue the members in entry order, each as a plain waiter queues
    * (wait.c (A), (H)), each word read after its member is queued */
@@ -1161,6 +1193,12 @@ proctype vwaiter(bit timed)
      if                                                /* ret = pf_waiter_park(w, dl, async): */
      :: nd[VP].tok == 1 -> ret = R_OK                  /*   0 once the word is 1 */
      :: timed && nd[VP].tok == 0 -> ret = R_ETIMEDOUT  /*   the deadline, whenever the token is not there */
+#if defined(CFG_VX2) && !defined(BUG_VX2_NO_POLL)
+     :: nd[VP].tok == 0 && (nd[VP2].state != QUEUED || nd[VM(0)].state == WAKING
+                            || nd[VM(1)].state == WAKING) ->
+        break                                          /* a slice's end: pf_vx_any_waking(w, e, mref, nr):
+                                                          ret = 0; break (woken, or another parker rung) */
+#endif
      fi;
      if
      :: ret != R_OK -> break                           /* if (ret != 0 || */
@@ -1180,11 +1218,12 @@ proctype vwaiter(bit timed)
   /* pf_vx_end(w), in a critical section */
   woken = VX_NONE;
 #ifdef BUG_VX_PARKER_FIRST
-  vx_disarm();                                         /* BUG?: the parker before the members */
+  vx_disarm(VP);                                       /* BUG?: the parker before the members */
 #endif
   i = 0;
   do
-  :: i < k ->                                          /* for (k = 0; k < w->vx_pushed; k++) */
+  :: i < k ->                                          /* for (k = 0; k < w->vx_pushed; k++), and
+                                                          pf_vx_end_table of each shared table */
      dequeue(VM(i), GONE);                             /* pf_waiter_dequeue(&tmp, PF_W_GONE, 0) */
      atomic {
        if
@@ -1206,8 +1245,15 @@ proctype vwaiter(bit timed)
      }
   :: else -> break
   od;
+#ifdef CFG_VX2
+#ifndef BUG_VX2_NO_DISARM2
+  vx_disarm(VP2);                                      /* the second table's parker, after its
+                                                          members: disarmed or its token collected */
+#endif
+  assert(nd[VP2].onq == 0);
+#endif
 #ifndef BUG_VX_PARKER_FIRST
-  vx_disarm();                                         /* no member can be woken now: the parker */
+  vx_disarm(VP);                                       /* no member can be woken now: the parker */
 #endif
   /* (pf_record_return of the records: members not touched again) */
   if
@@ -1228,6 +1274,9 @@ vx_returned:
     assert(vret != VX_E(R_EINTR));                     /* no handler here: never EINTR */
     assert(nd[VP].onq == 0 && nd[VP].state == IDLE);
     nd[VP].live = 0;
+#ifdef CFG_VX2
+    nd[VP2].live = 0;                                  /* (its slot given back) */
+#endif
     g_done++
   }
 }
@@ -1483,7 +1532,7 @@ proctype claimer()
 #endif
 
 /* ---- configurations ----------------------------------------------------------------- */
-#if defined(CFG_REQ2) || defined(CFG_WAITVOP)
+#if defined(CFG_REQ2) || defined(CFG_WAITVOP) || defined(CFG_WAITV2B)
 #define NPROC 2
 #elif defined(CFG_HUNT1) || defined(CFG_HUNT2)
 #define NPROC 4
@@ -1562,6 +1611,18 @@ init {
      * both locks, wakes 1 on A and 1 on B: l1.n + l2.n) */
     if :: run vwaiter(0) :: run vwaiter(1) fi;
     run wakeop(A, B, 1, 1);
+#elif defined(CFG_WAITV2)
+    /* futex_waitv on A (first table) and B (second table, its own
+     * parker), timed or not, vs WAKE(A, 1) after A = 1 and WAKE(B, 1)
+     * after B = 1 */
+    if :: run vwaiter(0) :: run vwaiter(1) fi;
+    run waker(A, 1, 0);
+    run waker(B, 1, 0);
+#elif defined(CFG_WAITV2B)
+    /* the same, only WAKE(B, 1) after B = 1: an untimed waitv returns
+     * only through the poll of the second table's parker */
+    if :: run vwaiter(0) :: run vwaiter(1) fi;
+    run waker(B, 1, 0);
 #elif defined(CFG_HUNT1)
     /* larger: three timed waiters (A, A or B), one requeuer, two calls */
     run waiter(1, A, 0, 255, 1, 1);
@@ -1575,7 +1636,7 @@ init {
     run requeuer(A, B, 1, 2, 1);
     run requeuer(A, B, 1, 2, 1);
 #else
-#error "no configuration: -DCFG_WAKE, CFG_REQ, CFG_REQ2, CFG_REQWAKE, CFG_WAKEOP, CFG_HANDLER, CFG_REGION, CFG_FREE, CFG_WAITV, CFG_WAITVREQ or CFG_WAITVOP"
+#error "no configuration: -DCFG_WAKE, CFG_REQ, CFG_REQ2, CFG_REQWAKE, CFG_WAKEOP, CFG_HANDLER, CFG_REGION, CFG_FREE, CFG_WAITV, CFG_WAITVREQ, CFG_WAITVOP, CFG_WAITV2 or CFG_WAITV2B"
 #endif
   }
 #if defined(CFG_FREE)
@@ -1620,6 +1681,9 @@ init {
   assert(g_woken == g_vxfound);
   assert(g_seen == g_vxfound);
   assert(nd[1].state == IDLE && nd[2].state == IDLE && nd[3].state == IDLE);
+#ifdef CFG_VX2
+  assert(nd[VP2].state == IDLE);
+#endif
 #endif
   assert(waiters[0] == 0 && waiters[1] == 0);
   assert(incoming[0] == 0 && incoming[1] == 0 && head[0] == 0 && head[1] == 0);
