@@ -277,6 +277,8 @@ struct pf_waiter {
    * vx_pref name that table's parker slot (its members name it) and whose
    * nodes[0].parker is that parker's local half. */
   struct pf_thread *vx_sec;
+  int vx_sliced;                   /* the waitv parks in slices of its own (a park
+                                      that ends one is a slice: src/schedpt.h) */
 };
 
 struct pf_thread {

@@ -211,7 +211,7 @@ pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async)
     int last, ret;
     long ns = w->tab->ops->slice_ns(w->tab);     /* shorter with robust lists there */
     pf_slice_ns(dl, ns > 0 && ns < PF_REGION_SLICE_NS ? ns : PF_REGION_SLICE_NS, &slice, &last);
-    PF_SCHED_SLICE(!last);           /* src/schedpt.h: the scheduler's to fire */
+    PF_SCHED_SLICE(!last || w->vx_sliced);   /* src/schedpt.h: the scheduler's to fire */
     ret = pf_port_park(w, 1, &slice, async);
     PF_SCHED_SLICE(0);
     if (ret != -ETIMEDOUT || last)

@@ -198,6 +198,7 @@ pf_vx_end(struct pf_waiter *w)
   w->vx = NULL;
   w->vx_n = 0;
   w->vx_pushed = 0;
+  w->vx_sliced = 0;
   return woken;
 }
 
@@ -425,7 +426,10 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *const *tab
     } else if (rtab) {
       pf_slice_ns(dl, PF_REGION_SLICE_NS, &slice, &last);
     }
+    w->vx_sliced = !last;                   /* (the explorer fires a slice only once
+                                               the parker was rung: src/schedpt.h) */
     ret = pf_waiter_park(w, last ? dl : &slice, async);
+    w->vx_sliced = 0;
     if (ret == -ETIMEDOUT && !last) {
       if (pf_vx_any_waking(w, e, mref, nr)) {
         ret = 0;                            /* counted (its waker gone, or another table's

@@ -15,7 +15,9 @@
  *        one per seed, with the kill (if any) at a random point.
  * Checks per schedule: the wake counts are exact (the wakes' and wake_ops'
  * returns, plus min(ret, nr_wake) of each requeue, equal the waits that
- * returned 0); every wait returns 0, EAGAIN, ETIMEDOUT (a timed one) or
+ * returned 0 plus the futex_waitv members found woken, src/waitv.c's
+ * pf_vx_woken_total around the call; a waitv returns an index exactly
+ * when it found one); every wait returns 0, EAGAIN, ETIMEDOUT (a timed one) or
  * EINTR (a signal came); no thread is left asleep (all blocked with no
  * timeout left to fire is a deadlock); after a wake of every waiter of a
  * word whose value changed, no waiter parked on it with that key is still
@@ -68,7 +70,7 @@
 /* ---- Scenarios ---------------------------------------------------------------- */
 enum { W_A, W_B, W_C, W_D, W_N };       /* D: another word in A's bucket */
 enum {
-  OP_END, OP_SET, OP_WAIT, OP_WAKE, OP_REQUEUE, OP_CMP_REQUEUE, OP_WAKE_OP
+  OP_END, OP_SET, OP_WAIT, OP_WAKE, OP_REQUEUE, OP_CMP_REQUEUE, OP_WAKE_OP, OP_WAITV
 };
 struct op {
   int kind, w, w2;
@@ -88,6 +90,11 @@ struct op {
 #define REQUEUE(w, w2, n, n2) { OP_REQUEUE, w, w2, 0, n, n2, 0, 0, 0 }
 #define CMPREQ(w, v, w2, n, n2) { OP_CMP_REQUEUE, w, w2, v, n, n2, 0, 0, 0 }
 #define WAKEOP(w, w2, n, n2) { OP_WAKE_OP, w, w2, 0, n, n2, 0, 0, 0 }
+/* futex_waitv on w (entry 0) and w2 (entry 1), both expecting 0: one
+ * waitv thread per process (its members found woken are counted from
+ * the engine's pf_vx_woken_total around the call) */
+#define WAITV(w, w2) { OP_WAITV, w, w2, 0, 0, 0, 0, 0, 0 }
+#define TWAITV(w, w2) { OP_WAITV, w, w2, 0, 0, 0, 0, 1, 0 }
 #define END { OP_END, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 struct scenario {
@@ -140,6 +147,24 @@ static const struct scenario scenarios[] = {
   { "timedwait,wait/cmp_requeue one bucket", 3, { 0 }, 0,
     { { TWAIT(W_A), END }, { WAIT(W_D), END },
       { SET(W_A, 1), CMPREQ(W_A, 1, W_D, 1, 1), SET(W_D, 1), WAKEALL(W_D), END } }, PRIV },
+  /* futex_waitv (src/waitv.c): members counted one by one, the parker
+   * rung once; the wakes' counts must equal the members the waitv's end
+   * found woken */
+  { "waitv/wake", 2, { 0 }, 1,
+    { { WAITV(W_A, W_B), END }, { SET(W_B, 1), WAKEALL(W_B), END } }, PRIV },
+  { "timedwaitv/wake,wake", 2, { 0 }, 1,
+    { { TWAITV(W_A, W_B), END }, { SET(W_A, 1), WAKE(W_A, 1), SET(W_B, 1), WAKE(W_B, 1), END } },
+    PRIV },
+  { "waitv,wait/wake1,wake1", 3, { 0 }, 1,
+    { { WAITV(W_A, W_B), END }, { WAIT(W_A), END },
+      { SET(W_A, 1), WAKE(W_A, 1), WAKE(W_A, 1), SET(W_B, 1), WAKEALL(W_B), END } }, PRIV },
+  { "timedwaitv/cmp_requeue", 2, { 0 }, 1,
+    { { TWAITV(W_A, W_B), END },
+      { SET(W_A, 1), CMPREQ(W_A, 1, W_C, 0, 1), SET(W_C, 1), WAKEALL(W_C), END } }, PRIV },
+  { "waitv/wake_op", 2, { 0 }, 1,
+    { { WAITV(W_A, W_B), END }, { SET(W_A, 1), WAKEOP(W_A, W_B, 1, 1), END } }, PRIV },
+  { "sigwaitv/wake", 2, { 1, 0 }, 1,
+    { { TWAITV(W_A, W_B), END }, { SET(W_A, 1), WAKE(W_A, 1), END } }, PRIV },
   { "2 timedwait,wait/cmp_requeue", 4, { 0 }, 0,
     { { TWAIT(W_A), END }, { TWAIT(W_A), END }, { WAIT(W_B), END },
       { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } }, PRIV },
@@ -185,6 +210,11 @@ static const struct scenario scenarios[] = {
   { "r:wait,timedwait+dies/requeue", 3, { 0 }, 1,
     { { WAIT(W_A), END }, { TWAIT(W_A), END },
       { SET(W_A, 1), REQUEUE(W_A, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } }, RGN(0, 1, 0) },
+  /* futex_waitv on a region's words: its parker and members are slots */
+  { "r:waitv/wake", 2, { 0 }, 1,
+    { { WAITV(W_A, W_B), END }, { SET(W_B, 1), WAKEALL(W_B), END } }, RGN(0) },
+  { "r:timedwaitv/wake_op", 2, { 0 }, 1,
+    { { TWAITV(W_A, W_B), END }, { SET(W_A, 1), WAKEOP(W_A, W_B, 1, 1), END } }, RGN(0) },
 };
 #define NFIXED (int)(sizeof scenarios / sizeof scenarios[0])
 
@@ -503,6 +533,38 @@ body(int me)
       else if (r > 0)
         cnt->claims[me] += r < o->nr ? r : o->nr;         /* a requeue moves only after nr_wake wakes */
       break;
+    case OP_WAITV: {
+      struct pfutex_waitv v[2];
+      AO_t before = AO_load(&pf_vx_woken_total);
+      long found;
+      sig0 = sched_signaled(me);
+      memset(v, 0, sizeof v);
+      v[0].uaddr = (uint64_t)(uintptr_t)w;
+      v[1].uaddr = (uint64_t)(uintptr_t)w2;
+      v[0].flags = v[1].flags = PFUTEX2_SIZE_U32 | (rgn ? 0 : PFUTEX2_PRIVATE);
+      dl = far;
+      if (rgn) {                            /* as OP_WAIT: one park the scheduler fires */
+        sched_vnow(&dl);
+        dl.tv_nsec += 500000000L;
+        if (dl.tv_nsec >= 1000000000L) {
+          dl.tv_nsec -= 1000000000L;
+          dl.tv_sec++;
+        }
+      }
+      r = (int)pfutex_waitv(v, 2, 0, o->timed ? &dl : NULL, PFUTEX_CLOCK_MONOTONIC);
+      e = r < 0 ? errno : 0;
+      found = (long)(AO_load(&pf_vx_woken_total) - before);
+      if (r > 1 || (r < 0 && !is_wait_result(e, o->timed, sched_signaled(me) && !sig0)))
+        sched_fail("T%d: waitv on %c, %c returned %d (%s)", me, 'A' + o->w, 'A' + o->w2, r,
+                   pft_errname(e));
+      else if ((r >= 0) != (found > 0))
+        sched_fail("T%d: waitv returned %d with %ld member(s) found woken", me, r, found);
+      cnt->zeros[me] += found;              /* each member counted by a wake */
+      if (getenv("SCHED_TRACE"))
+        fprintf(stderr, "T%d: waitv on %c, %c: %d %s, %ld found\n", me, 'A' + o->w, 'A' + o->w2, r,
+                pft_errname(e), found);
+      break;
+    }
     case OP_WAKE_OP:
       /* *w2 = 1; wake nr of w, and nr2 of w2 if it was 0 */
       r = pfutex_wake_op(w, w2, o->nr, o->nr2, PFUTEX_OP(PFUTEX_OP_SET, 1, PFUTEX_OP_CMP_EQ, 0),
