@@ -127,6 +127,23 @@ pf_vx_end_table(struct pf_table *tab, pf_ref lead, int *woken)
   }
 }
 
+/* A parker none of whose members can be woken any more: disarmed
+ * (QUEUED -> GONE), or its token collected: due (D: a waker rang it) or
+ * given (G: detached); then IDLE. */
+static void
+pf_vx_disarm(struct pf_node *p, struct pf_parker *pk, int shared)
+{
+  uint32_t st = AO_int_load(&p->state);
+  if (st == PF_W_QUEUED && AO_int_compare_and_swap_full(&p->state, PF_W_QUEUED, PF_W_GONE))
+    st = PF_W_GONE;
+  else
+    st = AO_int_load(&p->state);
+  if (st == PF_W_WAKING || st == PF_W_DETACHED)
+    pf_emu_port->collect(pk, &p->park, shared);
+  AO_int_store(&p->pi, 0);
+  AO_int_store(&p->state, PF_W_IDLE);
+}
+
 /* The end (critical section held): every member off its queue under its
  * bucket's lock (GONE, or found WAKING: woken), the private ones' records
  * returned, the region's slots given back (found by the parker they
@@ -140,7 +157,7 @@ pf_vx_end(struct pf_waiter *w)
   struct pf_node *p = w->node;
   struct pf_waiter tmp;
   struct pf_thread *rec, *next;
-  uint32_t k, st;
+  uint32_t k;
   int woken = -1;
 
   memset(&tmp, 0, sizeof tmp);
@@ -167,30 +184,14 @@ pf_vx_end(struct pf_waiter *w)
     struct pf_node *q = &st_tab->slots[rec->vx_pref - 1];
     next = rec->vx_next;
     pf_vx_end_table(st_tab, rec->vx_pref, &woken);
-    st = AO_int_load(&q->state);
-    if (st == PF_W_QUEUED && AO_int_compare_and_swap_full(&q->state, PF_W_QUEUED, PF_W_GONE))
-      st = PF_W_GONE;
-    else
-      st = AO_int_load(&q->state);
-    if (st == PF_W_WAKING || st == PF_W_DETACHED)
-      pf_emu_port->collect(&rec->nodes[0].parker, &q->park, 1);
-    AO_int_store(&q->pi, 0);
-    AO_int_store(&q->state, PF_W_IDLE);
+    pf_vx_disarm(q, &rec->nodes[0].parker, 1);
     st_tab->ops->slot_release(st_tab, q);
     st_tab->ops->wait_end(st_tab);
     pf_record_return(rec);
   }
   w->vx_sec = NULL;
   /* no member can be woken now: the parker */
-  st = AO_int_load(&p->state);
-  if (st == PF_W_QUEUED && AO_int_compare_and_swap_full(&p->state, PF_W_QUEUED, PF_W_GONE))
-    st = PF_W_GONE;
-  else
-    st = AO_int_load(&p->state);
-  if (st == PF_W_WAKING || st == PF_W_DETACHED)
-    pf_emu_port->collect(&w->parker, &p->park, ptab->slots != NULL);
-  AO_int_store(&p->pi, 0);
-  AO_int_store(&p->state, PF_W_IDLE);
+  pf_vx_disarm(p, &w->parker, ptab->slots != NULL);
   for (rec = w->vx; rec; rec = next) {
     next = rec->vx_next;
     pf_record_return(rec);

@@ -30,19 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* include/uapi/linux/fs.h (Linux 6.11+), for headers older than that. */
-struct pf_procmap_query {
-  uint64_t size, query_flags, query_addr;
-  uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset;
-  uint64_t inode;
-  uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
-  uint64_t vma_name_addr, build_id_addr;
-};
-#define PF_PROCMAP_QUERY _IOWR('f', 17, struct pf_procmap_query)
-/* vma_flags; the maps reader gives the same bits from its "rwxp" field */
-#define PF_PROCMAP_VMA_READABLE 0x01u
-#define PF_PROCMAP_VMA_WRITABLE 0x02u
-#define PF_PROCMAP_VMA_SHARED   0x08u
+#include "procmap.h"
 
 /* 0 unknown, 1 the ioctl answers, 2 it does not (the maps reader);
  * tests may set 2 (pf_os_objid_force_maps). */

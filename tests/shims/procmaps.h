@@ -11,6 +11,8 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/ioctl.h>
+
+#include "../../ports/linux/procmap.h"
 #include <string.h>
 #include <unistd.h>
 
@@ -95,18 +97,6 @@ pf_shim_maps(int (*fn)(const struct pf_shim_map *, void *), void *arg)
   return 0;
 }
 
-/* Linux's PROCMAP_QUERY (include/uapi/linux/fs.h, Linux 6.11): one
- * mapping by address, without the text of all the others. */
-struct pf_shim_procmap_query {
-  uint64_t size, query_flags, query_addr;
-  uint64_t vma_start, vma_end, vma_flags, vma_page_size, vma_offset;
-  uint64_t inode;
-  uint32_t dev_major, dev_minor, vma_name_size, build_id_size;
-  uint64_t vma_name_addr, build_id_addr;
-};
-#define PF_SHIM_PROCMAP_QUERY _IOWR('f', 17, struct pf_shim_procmap_query)
-#define PF_SHIM_PROCMAP_COVERING_OR_NEXT 0x10u
-
 struct pf_shim_maps_above_arg {
   uint64_t a;
   struct pf_shim_map *m;
@@ -134,7 +124,7 @@ static int
 pf_shim_maps_at(uint64_t a, struct pf_shim_map *m)
 {
   static int no_query;                 /* the ioctl answered ENOTTY/EINVAL */
-  struct pf_shim_procmap_query q;
+  struct pf_procmap_query q;
   struct pf_shim_maps_above_arg f;
   int e = errno, fd, r;
   if (!__atomic_load_n(&no_query, __ATOMIC_RELAXED)) {
@@ -145,9 +135,9 @@ pf_shim_maps_at(uint64_t a, struct pf_shim_map *m)
     }
     memset(&q, 0, sizeof q);
     q.size = sizeof q;
-    q.query_flags = PF_SHIM_PROCMAP_COVERING_OR_NEXT;
+    q.query_flags = PF_PROCMAP_COVERING_OR_NEXT;
     q.query_addr = a;
-    r = ioctl(fd, PF_SHIM_PROCMAP_QUERY, &q) == 0 ? 0 : errno;
+    r = ioctl(fd, PF_PROCMAP_QUERY, &q) == 0 ? 0 : errno;
     close(fd);
     if (r != 0 && r != ENOENT)
       __atomic_store_n(&no_query, 1, __ATOMIC_RELAXED);
@@ -160,10 +150,10 @@ pf_shim_maps_at(uint64_t a, struct pf_shim_map *m)
       m->off = q.vma_offset;
       m->dev = (uint64_t)q.dev_major << 32 | q.dev_minor;
       m->ino = q.inode;
-      m->perms[0] = (q.vma_flags & 1u) ? 'r' : '-';
-      m->perms[1] = (q.vma_flags & 2u) ? 'w' : '-';
-      m->perms[2] = (q.vma_flags & 4u) ? 'x' : '-';
-      m->perms[3] = (q.vma_flags & 8u) ? 's' : 'p';
+      m->perms[0] = (q.vma_flags & PF_PROCMAP_VMA_READABLE) ? 'r' : '-';
+      m->perms[1] = (q.vma_flags & PF_PROCMAP_VMA_WRITABLE) ? 'w' : '-';
+      m->perms[2] = (q.vma_flags & PF_PROCMAP_VMA_EXECUTABLE) ? 'x' : '-';
+      m->perms[3] = (q.vma_flags & PF_PROCMAP_VMA_SHARED) ? 's' : 'p';
       m->path[0] = '\0';
       return 1;
     }
