@@ -67,6 +67,7 @@ static struct shared *sh;
 static uint32_t privword;
 static uint32_t *rb, *mw;            /* 9: a word of region B, of a plain shared mapping */
 static void *mixed_waker(void *arg);
+static long mixed_waitv(long ms);
 
 /* 9: waitv on {region A's w[0], region B's word, the mapping's word}
  * (n of them; with priv, the private word as the third), values 0. */
@@ -88,6 +89,8 @@ multi_waitv(int n, int priv, long ms)
   return r < 0 ? -errno : r;
 }
 
+/* A child in a waitv: mixed_waitv (n 0) or multi_waitv(n, priv); with
+ * priv, a thread of its own wakes the private word (mixed_waker). */
 static pid_t
 multi_child(int n, int priv)
 {
@@ -102,7 +105,7 @@ multi_child(int n, int priv)
     if (priv && pthread_create(&th, NULL, mixed_waker, NULL) != 0)
       _exit(3);
     __atomic_store_n(&sh->ready[0], 1, __ATOMIC_SEQ_CST);
-    sh->ret[0] = multi_waitv(n, priv, 10000);
+    sh->ret[0] = n ? multi_waitv(n, priv, 10000) : mixed_waitv(10000);
     __atomic_store_n(&sh->done[0], 1, __ATOMIC_SEQ_CST);
     if (priv)
       pthread_join(th, NULL);
@@ -370,23 +373,7 @@ main(void)
       }
 #endif
       reset();
-      p = fork();
-      if (p < 0)
-        sysbail("fork");
-      if (p == 0) {
-        pthread_t th;
-        ru_child_alarm(60);
-        privword = 0;
-        sh->tid[0] = pft_gettid();
-        if (which == 1 && pthread_create(&th, NULL, mixed_waker, NULL) != 0)
-          _exit(3);
-        __atomic_store_n(&sh->ready[0], 1, __ATOMIC_SEQ_CST);
-        sh->ret[0] = mixed_waitv(10000);
-        __atomic_store_n(&sh->done[0], 1, __ATOMIC_SEQ_CST);
-        if (which == 1)
-          pthread_join(th, NULL);
-        _exit(0);
-      }
+      p = multi_child(0, which);
       asleep(p, 0);
       r = which == 0 ? wake(0, 1) : 1;
       ru_reap(p);
