@@ -269,7 +269,7 @@ pf_vx_lead_of(const struct pf_waiter *w, const struct pf_table *tab)
  * parker and looks at the others' after each slice: the first slice
  * PF_VX_POLL_NS, each next one twice as long, up to PF_VX_POLL_MAX_NS. */
 #define PF_VX_POLL_NS     1000000L
-#define PF_VX_POLL_MAX_NS 16000000L
+#define PF_VX_POLL_MAX_NS 4000000L
 
 /* One waitv: claim the level (the parker: the thread's node, or with
  * shared tables' words a slot of the first such table, tabs[0]), a slot
