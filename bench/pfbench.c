@@ -62,6 +62,11 @@
  *              mapping, no region: the kernel's shared futexes natively,
  *              under emulation the user's shared table, keyed by object
  *              (issue 20: each op asks which object, one ioctl)
+ *   -2         (waitv-pp) as -x, with the odd words in a second region:
+ *              under emulation a waitv over two shared tables, which
+ *              sleeps on the first one's parker and looks at the second's
+ *              after each slice (1 ms doubling to 4 ms: src/waitv.c), so
+ *              the rounds woken through the second wait for a slice's end
  * Common: -d MS time budget (default 200).
  * -P: perf's method for hash (workers pinned round-robin, the multiplexer
  *     with -m), wake, requeue and wake-parallel, to check pfbench
@@ -102,6 +107,7 @@
 
 static int opt_threads = -1, opt_n = -1, opt_futexes = 1024, opt_ms = 200;
 static int opt_w = -1, opt_runs = 10, opt_perf, opt_mux, opt_spin, opt_region;
+static int opt_two;            /* -2 (waitv-pp): the odd words in a second region */
 /* -x: shared ops on region words; else private ops on private memory. */
 static unsigned int op_flags = PFUTEX_PRIVATE;
 static int op_wait = FUTEX_WAIT_PRIVATE, op_wake = FUTEX_WAKE_PRIVATE;
@@ -142,7 +148,7 @@ shared_words(size_t n)
 static const char *
 words_kind(void)
 {
-  return opt_region == 2 ? "mapped" : opt_region ? "region" : "private";
+  return opt_region == 2 ? "mapped" : opt_two ? "two-regions" : opt_region ? "region" : "private";
 }
 
 static void
@@ -1023,29 +1029,26 @@ waitv_nr(const char *workload, int dflt)
     fprintf(stderr, "pfbench: %s: -n at most %d\n", workload, PFUTEX_WAITV_MAX);
     exit(2);
   }
-  if (opt_region) {
-    fprintf(stderr, "pfbench: %s: no -x (a region's word is EINVAL under emulation)\n",
-            workload);
-    exit(2);
-  }
   return N;
 }
 
 /* N words, 0, spaced 4 apart (16 bytes, as hash's), and their entries in
  * wv (val 0). */
 static uint32_t *
-waitv_words(int N, struct pfutex_waitv *wv)
+waitv_words(int N, struct pfutex_waitv *wv, uint32_t **wp)
 {
-  uint32_t *words = aligned_alloc(CACHELINE, ((size_t)N * 16 + CACHELINE - 1)
-                                                 / CACHELINE * CACHELINE);
+  size_t sz = ((size_t)N * 16 + CACHELINE - 1) / CACHELINE * CACHELINE;
+  uint32_t *words = opt_region ? shared_words(sz) : aligned_alloc(CACHELINE, sz);
+  uint32_t *odd = opt_two ? shared_words(sz) : words;   /* -2: a second region's */
   int i;
   if (!words)
     die("aligned_alloc");
   for (i = 0; i < N; i++) {
-    words[i * 4] = 0;
+    wp[i] = (i & 1) ? &odd[i * 4] : &words[i * 4];
+    *wp[i] = 0;
     memset(&wv[i], 0, sizeof wv[i]);
-    wv[i].uaddr = (uintptr_t)&words[i * 4];
-    wv[i].flags = PFUTEX2_SIZE_U32 | PFUTEX2_PRIVATE;
+    wv[i].uaddr = (uintptr_t)wp[i];
+    wv[i].flags = PFUTEX2_SIZE_U32 | (opt_region ? 0 : PFUTEX2_PRIVATE);
   }
   return words;
 }
@@ -1060,7 +1063,8 @@ run_waitv_mismatch(void)
   struct pfutex_waitv wv[PFUTEX_WAITV_MAX];
   unsigned long n = 0;
   double t0, t1, end;
-  (void)waitv_words(N, wv);
+  uint32_t *wp[PFUTEX_WAITV_MAX];
+  (void)waitv_words(N, wv, wp);
   wv[N - 1].val = 1;                        /* the word holds 0 */
   t0 = now();
   end = t0 + opt_ms / 1000.0;
@@ -1077,6 +1081,7 @@ run_waitv_mismatch(void)
 /* waitv-pp: A (the waitv side) and B (the waker). */
 static struct {
   uint32_t *words;
+  uint32_t *wp[PFUTEX_WAITV_MAX];      /* word i (-2: the odd ones in a second region) */
   struct pfutex_waitv wv[PFUTEX_WAITV_MAX];
   int n, cpu_a, cpu_b;
   pthread_t a, b;
@@ -1130,8 +1135,8 @@ vp_waker(void *arg)
     __atomic_store_n(&vp_ball, 0, __ATOMIC_SEQ_CST);
     await_flag(&vp_want, &vp_stop);
     __atomic_store_n(&vp_want, 0, __ATOMIC_SEQ_CST);
-    __atomic_add_fetch(&vp.words[(r % N) * 4], 1, __ATOMIC_SEQ_CST);
-    if ((w = pfutex_wake(&vp.words[(r % N) * 4], ANY, 1, PRIV)) < 0)
+    __atomic_add_fetch(vp.wp[r % N], 1, __ATOMIC_SEQ_CST);
+    if ((w = pfutex_wake(vp.wp[r % N], ANY, 1, op_flags)) < 0)
       die("waitv-pp: pfutex_wake");
     woken += w;
     __atomic_store_n(&vp_done, ++r, __ATOMIC_RELEASE);
@@ -1158,7 +1163,7 @@ vp_waiter(void *arg)
     for (i = 0; i < 256; i++, r++) {
       k = (int)(r % N);
       for (j = 0; j < N; j++)               /* the current values, before B's turn */
-        wv[j].val = __atomic_load_n(&vp.words[j * 4], __ATOMIC_SEQ_CST);
+        wv[j].val = __atomic_load_n(vp.wp[j], __ATOMIC_SEQ_CST);
       pass_to(&vp_ball, 1);
       __atomic_store_n(&vp_want, 1, __ATOMIC_SEQ_CST);
       ret = pfutex_waitv(wv, N, 0, NULL, 0);
@@ -1167,7 +1172,7 @@ vp_waiter(void *arg)
           vp_fail(r, "pfutex_waitv returned another index", ret);
         indexed++;
       } else if (errno == EAGAIN) {
-        if (__atomic_load_n(&vp.words[k * 4], __ATOMIC_SEQ_CST) == (uint32_t)wv[k].val)
+        if (__atomic_load_n(vp.wp[k], __ATOMIC_SEQ_CST) == (uint32_t)wv[k].val)
           vp_fail(r, "EAGAIN, but B's word holds its value", -1);
         eagain++;
       } else {
@@ -1206,7 +1211,7 @@ run_waitv_pp(void)
     fprintf(stderr, "pfbench: -a same|split\n");
     exit(2);
   }
-  vp.words = waitv_words(vp.n, vp.wv);
+  vp.words = waitv_words(vp.n, vp.wv, vp.wp);
   vp.cpu_a = same ? 0 : split ? 0 : -1;
   vp.cpu_b = same ? 0 : split ? 1 % ncpu : -1;
   pthread_barrier_init(&start_barrier, NULL, 3);
@@ -1234,8 +1239,8 @@ run_waitv_pp(void)
             vp.eagain, vp.rounds);
     exit(2);
   }
-  printf("workload=waitv-pp backend=%s n=%d affinity=%s rounds=%lu woken=%lu eagain=%lu"
-         " csw_per_rt=%.2f value=%.0f unit=ops_per_s\n", backend_name, vp.n,
+  printf("workload=waitv-pp backend=%s n=%d words=%s affinity=%s rounds=%lu woken=%lu eagain=%lu"
+         " csw_per_rt=%.2f value=%.0f unit=ops_per_s\n", backend_name, vp.n, words_kind(),
          opt_affinity ? opt_affinity : "any", vp.rounds, vp.indexed, vp.eagain,
          (double)(ru1.ru_nvcsw + ru1.ru_nivcsw - ru0.ru_nvcsw - ru0.ru_nivcsw) / vp.rounds,
          vp.rounds / vp.t);
@@ -1248,7 +1253,7 @@ usage(void)
                   "       pfbench hash|wake-none|wake|wake-parallel|requeue|pp|cond-perf|\n"
                   "               pi-uncontended|pi-handoff|waitv-mismatch|waitv-pp\n"
                   "               [-t T] [-n N] [-w W] [-f F] [-v wakeall|requeue|glibc]\n"
-                  "               [-a same|split] [-s] [-x] [-d MS] [-m] [-P [-r R]]\n");
+                  "               [-a same|split] [-s] [-x|-X|-2] [-d MS] [-m] [-P [-r R]]\n");
   exit(2);
 }
 
@@ -1267,7 +1272,7 @@ main(int argc, char **argv)
   }
   wl = argv[1];
   optind = 2;
-  while ((c = getopt(argc, argv, "t:n:w:f:v:d:r:a:smPxX")) != -1) {
+  while ((c = getopt(argc, argv, "t:n:w:f:v:d:r:a:smPxX2")) != -1) {
     switch (c) {
     case 'w': opt_w = atoi(optarg); break;
     case 'r': opt_runs = atoi(optarg); break;
@@ -1276,6 +1281,7 @@ main(int argc, char **argv)
     case 's': opt_spin = 1; break;
     case 'x': opt_region = 1; op_flags = 0; op_wait = FUTEX_WAIT; op_wake = FUTEX_WAKE; break;
     case 'X': opt_region = 2; op_flags = 0; op_wait = FUTEX_WAIT; op_wake = FUTEX_WAKE; break;
+    case '2': opt_two = 1; opt_region = 1; op_flags = 0; op_wait = FUTEX_WAIT; op_wake = FUTEX_WAKE; break;
     case 'P': opt_perf = 1; break;
     case 't': opt_threads = atoi(optarg); break;
     case 'n': opt_n = atoi(optarg); break;

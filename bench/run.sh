@@ -80,7 +80,9 @@ pi-handoff|-a split
 waitv-mismatch|-n 64
 waitv-pp|
 waitv-pp|-a split
-waitv-pp|-n 64 -a split"
+waitv-pp|-n 64 -a split
+waitv-pp|-a same -x
+waitv-pp|-a same -2"
 else
   CONFIGS=$SHORT
 fi
