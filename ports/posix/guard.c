@@ -151,6 +151,12 @@ pf_guard_uninstall(void)
       sigaction(pf_guard_sigs[i], &pf_guard_old[i], NULL);
 }
 
+/* The touch's addend: 0, read from a volatile so that no compiler can
+ * see the add is idempotent.  clang lowers an atomic add of a constant 0
+ * on x86 to a fenced load (LLVM's idempotent-RMW lowering), which never
+ * faults on a read-only page: the touch must be a write. */
+static volatile unsigned int pf_guard_zero;
+
 /* One access to the word at p, guarded: a load into *v, or (v NULL) an
  * atomic add of 0, which writes without changing the word.  Out of line,
  * and the only frame between sigsetjmp and the access: nothing the jump
@@ -165,7 +171,7 @@ pf_guard_access(const uint32_t *p, uint32_t *v)
     if (v)
       *v = AO_int_load_acquire((const volatile unsigned int *)p);
     else
-      (void)AO_int_fetch_and_add_full((volatile unsigned int *)(uintptr_t)p, 0);
+      (void)AO_int_fetch_and_add_full((volatile unsigned int *)(uintptr_t)p, pf_guard_zero);
     return 0;
   }
   g.page = PF_GUARD_PAGE(p);
@@ -178,7 +184,7 @@ pf_guard_access(const uint32_t *p, uint32_t *v)
   if (v)
     *v = AO_int_load_acquire((const volatile unsigned int *)p);
   else
-    (void)AO_int_fetch_and_add_full((volatile unsigned int *)(uintptr_t)p, 0);
+    (void)AO_int_fetch_and_add_full((volatile unsigned int *)(uintptr_t)p, pf_guard_zero);
   AO_compiler_barrier();
   pf_guard_cur = g.prev;
   return 0;

@@ -103,12 +103,16 @@ pf_os_word_read(const uint32_t *p, uint32_t *v)
   return 0;
 }
 
+/* 0, read from a volatile: clang lowers an atomic add of a constant 0 to
+ * a fenced load, and a touch must be a write (ports/posix/guard.c). */
+static volatile unsigned int pf_touch_zero;
+
 int
 pf_os_word_touch(uint32_t *p)
 {
   if (pf_addr_unreadable(p))
     return -EFAULT;
-  (void)AO_int_fetch_and_add_full((volatile unsigned int *)p, 0);
+  (void)AO_int_fetch_and_add_full((volatile unsigned int *)p, pf_touch_zero);
   return 0;
 }
 
