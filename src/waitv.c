@@ -370,8 +370,8 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *const *tab
   w->vx_n = nr;
   for (i = 0; ret == 0 && i < nr; i++) {
     struct pf_table *tab = e[i].tab;
-    if (tab == &pf_table)
-      continue;
+    if (!tab || tab == &pf_table)
+      continue;                             /* (no table: EINVAL below, never) */
     if ((ret = tab->ops->slot_claim(tab, &mref[i], 1)) < 0)
       mref[i] = 0;
     else
