@@ -157,6 +157,38 @@ pf_guard_uninstall(void)
  * faults on a read-only page: the touch must be a write. */
 static volatile unsigned int pf_guard_zero;
 
+/* Under ThreadSanitizer an atomic read-modify-write is a call into its
+ * runtime, which holds a lock of its own while it touches the word: a
+ * fault there, ended by the guard's jump, would leave that lock held and
+ * the thread's next atomic op would wait for it forever (a shared wait on
+ * a read-only page did, in CI's TSan build).  The touch is then one
+ * instruction the runtime does not see, where the CPU has one; a load
+ * and the write faults are all the guard needs of it.  (Reads are plain
+ * acquire loads, which take no lock there.) */
+#if defined(__SANITIZE_THREAD__)
+# define PF_GUARD_TSAN 1
+#elif defined(__has_feature)
+# if __has_feature(thread_sanitizer)
+#  define PF_GUARD_TSAN 1
+# endif
+#endif
+#if defined(PF_GUARD_TSAN) && (defined(__x86_64__) || defined(__i386__))
+# define PF_GUARD_TOUCH(p) \
+  __asm__ __volatile__("lock; addl %1, %0" : "+m"(*(p)) : "r"(pf_guard_zero) : "memory", "cc")
+#elif defined(PF_GUARD_TSAN) && defined(__aarch64__)
+# define PF_GUARD_TOUCH(p)                                                                \
+  do {                                                                                  \
+    unsigned int pf_v_, pf_f_;                                                          \
+    __asm__ __volatile__("1: ldaxr %w0, %2\n\tadd %w0, %w0, %w3\n\tstlxr %w1, %w0, %2\n\t" \
+                         "cbnz %w1, 1b"                                                 \
+                         : "=&r"(pf_v_), "=&r"(pf_f_), "+Q"(*(p))                       \
+                         : "r"(pf_guard_zero)                                           \
+                         : "memory");                                                   \
+  } while (0)
+#else
+# define PF_GUARD_TOUCH(p) ((void)AO_int_fetch_and_add_full((p), pf_guard_zero))
+#endif
+
 /* One access to the word at p, guarded: a load into *v, or (v NULL) an
  * atomic add of 0, which writes without changing the word.  Out of line,
  * and the only frame between sigsetjmp and the access: nothing the jump
@@ -171,7 +203,7 @@ pf_guard_access(const uint32_t *p, uint32_t *v)
     if (v)
       *v = AO_int_load_acquire((const volatile unsigned int *)p);
     else
-      (void)AO_int_fetch_and_add_full((volatile unsigned int *)(uintptr_t)p, pf_guard_zero);
+      PF_GUARD_TOUCH((volatile unsigned int *)(uintptr_t)p);
     return 0;
   }
   g.page = PF_GUARD_PAGE(p);
@@ -184,7 +216,7 @@ pf_guard_access(const uint32_t *p, uint32_t *v)
   if (v)
     *v = AO_int_load_acquire((const volatile unsigned int *)p);
   else
-    (void)AO_int_fetch_and_add_full((volatile unsigned int *)(uintptr_t)p, pf_guard_zero);
+    PF_GUARD_TOUCH((volatile unsigned int *)(uintptr_t)p);
   AO_compiler_barrier();
   pf_guard_cur = g.prev;
   return 0;
