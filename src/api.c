@@ -72,11 +72,14 @@ int
 pfutex_wait(uint32_t *uaddr, uint32_t val, uint32_t mask, unsigned int flags,
             const struct timespec *deadline, int clockid)
 {
+#ifdef PF_HAVE_EMU
   if ((pf_backend_state() & PF_BE_EMU) && !(flags & ~PFUTEX_PRIVATE) && mask && !deadline
-      && pf_wait_mismatch(uaddr, val, !(flags & PFUTEX_PRIVATE))) {
+      && pf_wait_mismatch(uaddr, val)
+      && ((flags & PFUTEX_PRIVATE) || pf_emu_mismatch_keyed(uaddr))) {
     errno = EAGAIN;
     return -1;
   }
+#endif
   return pf_wait_req(uaddr, val, mask, flags, deadline, clockid);
 }
 

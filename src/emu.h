@@ -440,6 +440,25 @@ pf_keyspace_find(const void *p)
   return NULL;
 }
 
+/* The front ends' mismatch fast path (pf.h pf_wait_mismatch), for a
+ * shared wait: may it answer EAGAIN without the word's key?  Linux makes
+ * the key before it reads the word and refuses a read-only private
+ * anonymous page (EFAULT); elsewhere the backend decides (pf_emu_wait:
+ * the OS's answer).  A region's word always has a key; another must be
+ * writable: the touch (an atomic add of 0, no system call) is the write
+ * fault the kernel's key makes too, paid only outside regions.  Windows:
+ * no touch (its plain add would fault; no shared key is refused there). */
+static inline int
+pf_emu_mismatch_keyed(uint32_t *uaddr)
+{
+#ifndef _WIN32
+  return pf_keyspace_find(uaddr) != NULL || pf_os_word_touch(uaddr) == 0;
+#else
+  (void)uaddr;
+  return 1;
+#endif
+}
+
 /* Linux's get_futex_key checks: alignment (EINVAL), then the address
  * range (EFAULT).  A private key never touches memory, so the kernel
  * accepts NULL there; a shared key maps the page, so NULL is EFAULT.  A

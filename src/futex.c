@@ -145,8 +145,8 @@ pfutex(uint32_t *uaddr, int op, uint32_t val, const struct timespec *timeout,
 #ifdef PF_HAVE_EMU
   if (pf_backend_state() & PF_BE_EMU) {
     const int cmd = op & ~PF_OP_PRIVATE_FLAG;
-    if (cmd == PF_OP_WAIT && !timeout
-        && pf_wait_mismatch(uaddr, val, !(op & PF_OP_PRIVATE_FLAG))) {
+    if (cmd == PF_OP_WAIT && !timeout && pf_wait_mismatch(uaddr, val)
+        && ((op & PF_OP_PRIVATE_FLAG) || pf_emu_mismatch_keyed(uaddr))) {
       errno = EAGAIN;
       return -1;
     }

@@ -236,28 +236,13 @@ int pf_os_word_touch(uint32_t *p);
  * now, every earlier check (alignment EINVAL, address EFAULT) passing; 0
  * when the backend must decide.  The load is an acquire, so a caller that
  * reads data after EAGAIN sees what was published before the word changed.
- * A mismatch seen at any moment of the call is a valid EAGAIN.
- *
- * A shared wait (shared != 0) gets EAGAIN here only on a word that can be
- * written: Linux makes the shared key before it reads the word and
- * refuses a read-only private anonymous page (EFAULT), so on a word a
- * store would fault on the backend decides (pf_emu_wait: the OS's answer).
- * A writable page always has a shared key; the touch (an atomic add of 0,
- * no system call) is the write fault the kernel's key makes too.  Windows:
- * no touch (its plain add would fault; no shared key is refused there). */
+ * A mismatch seen at any moment of the call is a valid EAGAIN.  (A shared
+ * wait needs one more check first: src/emu.h pf_emu_mismatch_keyed.) */
 static inline int
-pf_wait_mismatch(uint32_t *uaddr, uint32_t val, int shared)
+pf_wait_mismatch(const uint32_t *uaddr, uint32_t val)
 {
   uint32_t v;
-  if (!PF_ALIGNED(uaddr) || pf_os_word_read(uaddr, &v) != 0 || v == val)
-    return 0;
-#ifndef _WIN32
-  if (shared && pf_os_word_touch(uaddr) != 0)
-    return 0;
-#else
-  (void)shared;
-#endif
-  return 1;
+  return PF_ALIGNED(uaddr) && pf_os_word_read(uaddr, &v) == 0 && v != val;
 }
 
 #endif /* PF_H */

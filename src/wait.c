@@ -554,7 +554,7 @@ pf_emu_wait(const struct pf_req *r)
   if (v != r->val) {
     /* a shared wait outside regions: Linux makes the key before it reads
      * the word, and refuses a read-only private anonymous page (EFAULT).
-     * A word that can be written has a key (pf.h pf_wait_mismatch); else
+     * A word that can be written has a key (emu.h pf_emu_mismatch_keyed); else
      * the OS's answer, as below. */
 #ifndef _WIN32
     if (key.space == PF_KEY_SHARED_LOCAL && pf_os_word_touch(r->uaddr) != 0

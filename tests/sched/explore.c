@@ -473,6 +473,23 @@ handler_body(int t)
     cnt->claims[t] += r;
 }
 
+/* A timed wait's deadline: in a region, half a slice from the (virtual,
+ * frozen) clock, so its first park is the last (wait.c (R)) and the
+ * scheduler fires it when it likes; private, one no run reaches. */
+static void
+timed_deadline(struct timespec *dl)
+{
+  *dl = far;
+  if (rgn) {
+    sched_vnow(dl);
+    dl->tv_nsec += 500000000L;
+    if (dl->tv_nsec >= 1000000000L) {
+      dl->tv_nsec -= 1000000000L;
+      dl->tv_sec++;
+    }
+  }
+}
+
 static void
 body(int me)
 {
@@ -492,18 +509,7 @@ body(int me)
       break;
     case OP_WAIT:
       sig0 = sched_signaled(me);
-      /* A region's timed wait: a deadline within one slice of the
-       * (virtual, frozen) clock, so its first park is the last (wait.c
-       * (R)): the scheduler fires it when it likes. */
-      dl = far;
-      if (rgn) {
-        sched_vnow(&dl);
-        dl.tv_nsec += 500000000L;
-        if (dl.tv_nsec >= 1000000000L) {
-          dl.tv_nsec -= 1000000000L;
-          dl.tv_sec++;
-        }
-      }
+      timed_deadline(&dl);
       r = pfutex_wait(w, o->val, mask, flags, o->timed ? &dl : NULL, PFUTEX_CLOCK_MONOTONIC);
       e = r < 0 ? errno : 0;
       if (!is_wait_result(e, o->timed, sched_signaled(me) && !sig0))
@@ -542,15 +548,7 @@ body(int me)
       v[0].uaddr = (uint64_t)(uintptr_t)w;
       v[1].uaddr = (uint64_t)(uintptr_t)w2;
       v[0].flags = v[1].flags = PFUTEX2_SIZE_U32 | (rgn ? 0 : PFUTEX2_PRIVATE);
-      dl = far;
-      if (rgn) {                            /* as OP_WAIT: one park the scheduler fires */
-        sched_vnow(&dl);
-        dl.tv_nsec += 500000000L;
-        if (dl.tv_nsec >= 1000000000L) {
-          dl.tv_nsec -= 1000000000L;
-          dl.tv_sec++;
-        }
-      }
+      timed_deadline(&dl);                  /* as OP_WAIT's */
       r = (int)pfutex_waitv(v, 2, 0, o->timed ? &dl : NULL, PFUTEX_CLOCK_MONOTONIC);
       e = r < 0 ? errno : 0;
       found = (long)(AO_load(&pf_vx_woken_total) - before);
