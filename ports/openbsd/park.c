@@ -145,6 +145,15 @@ pf_obsd_collect(struct pf_parker *p, struct pf_park *k, int shared)
   pf_park_word_collect(pf_obsd_park, p, k, shared);
 }
 
+/* Is a shared op's word in a shared mapping (ports/openbsd/objid.c; the
+ * shim build asks through the shim's switch, tests/shims/openbsd/shim.h). */
+#ifdef PF_SHIM
+# define PF_OPENBSD_OBJID pf_shim_openbsd_object_id
+#else
+# define PF_OPENBSD_OBJID pf_openbsd_object_id
+int pf_openbsd_object_id(const void *p, struct pf_os_objid *id);
+#endif
+
 const struct pf_port PF_PORT_VAR = {
   .name = PF_PORT_NAME,
   .gen = &pf_park_word_gen,
@@ -153,4 +162,5 @@ const struct pf_port PF_PORT_VAR = {
   .park = pf_obsd_park,
   .unpark = pf_obsd_unpark,
   .collect = pf_obsd_collect,
+  .object_id = PF_OPENBSD_OBJID,
 };

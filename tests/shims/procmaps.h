@@ -167,7 +167,7 @@ pf_shim_maps_at(uint64_t a, struct pf_shim_map *m)
 }
 
 /* A made-up id: a 64-bit mix of x, never 0. */
-static uint64_t
+static inline uint64_t
 pf_shim_mix(uint64_t x)
 {
   x ^= x >> 33;

@@ -41,6 +41,11 @@
 #include <stdlib.h>
 
 #include "shim.h"
+#include "../procmaps.h"
+#include "os.h"
+
+#include <string.h>
+#include <unistd.h>
 
 static AO_t pf_shim_spurious_n = 4;
 static AO_t pf_shim_count;
@@ -178,4 +183,116 @@ pf_shim_openbsd_futex(volatile uint32_t *uaddr, int op, int val,
   default:
     return pf_shim_ret(ENOSYS);
   }
+}
+
+/* ---- The map query: sysctl {CTL_KERN, KERN_PROC_VMMAP, pid} (shim.h) ----- */
+
+#define PF_SHIM_OBSD_VMMAP_MAXLEN (64 * 1024)
+
+static volatile AO_t pf_shim_obsd_sysctls;
+static volatile AO_t pf_shim_obsd_identity;
+static pthread_once_t pf_shim_obsd_identity_once = PTHREAD_ONCE_INIT;
+
+unsigned long
+pf_shim_openbsd_sysctls(void)
+{
+  return (unsigned long)AO_load(&pf_shim_obsd_sysctls);
+}
+
+/* How OpenBSD would show a Linux mapping (shim.h). */
+static void
+pf_shim_obsd_record(const struct pf_shim_map *m, struct kinfo_vmentry *k)
+{
+  int object = m->ino != 0;              /* a file, a SysV segment, a memfd: an inode */
+  memset(k, 0, sizeof *k);
+  k->kve_start = (unsigned long)m->lo;
+  k->kve_end = (unsigned long)m->hi;
+  k->kve_offset = m->off;
+  k->kve_protection = (m->perms[0] == 'r' ? KVE_PROT_READ : 0) | (m->perms[1] == 'w' ? KVE_PROT_WRITE : 0)
+                      | (m->perms[2] == 'x' ? KVE_PROT_EXEC : 0);
+  k->kve_max_protection = KVE_PROT_READ | KVE_PROT_WRITE | KVE_PROT_EXEC;
+  if (m->perms[3] == 's') {
+    k->kve_inheritance = 0;               /* MAP_INHERIT_SHARE */
+    /* anonymous shared memory is an amap (no object); the model cannot
+     * tell /dev/zero's inode from a segment's, and says "object" for both */
+    k->kve_etype = object ? KVE_ET_OBJ : 0;
+  } else {
+    k->kve_inheritance = 1;               /* MAP_INHERIT_COPY */
+    k->kve_etype = KVE_ET_COPYONWRITE | KVE_ET_NEEDSCOPY | (object ? KVE_ET_OBJ : 0);
+  }
+}
+
+int
+sysctl(const int *name, unsigned int namelen, void *oldp, size_t *oldlenp, void *newp, size_t newlen)
+{
+  struct kinfo_vmentry *out = (struct kinfo_vmentry *)oldp;
+  struct pf_shim_map m;
+  uint64_t start, at;
+  size_t max, n = 0;
+  int r;
+
+  AO_fetch_and_add1(&pf_shim_obsd_sysctls);
+  if (namelen < 2 || name[0] != CTL_KERN || name[1] != KERN_PROC_VMMAP) {
+    errno = EOPNOTSUPP;                   /* not modelled */
+    return -1;
+  }
+  if (namelen > 3) {
+    errno = ENOTDIR;
+    return -1;
+  }
+  if (namelen < 3 || newp || newlen) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (!oldp) {
+    if (!oldlenp) {
+      errno = EINVAL;
+      return -1;
+    }
+    *oldlenp = PF_SHIM_OBSD_VMMAP_MAXLEN;
+    return 0;
+  }
+  if (name[2] != (int)getpid()) {
+    errno = EPERM;                        /* another process's map: root only */
+    return -1;
+  }
+  if (!oldlenp || *oldlenp == 0 || *oldlenp % sizeof *out != 0 || *oldlenp > PF_SHIM_OBSD_VMMAP_MAXLEN) {
+    errno = EINVAL;
+    return -1;
+  }
+  max = *oldlenp / sizeof *out;
+  start = out[0].kve_start;
+  /* uvm_map_fill_vmmap: every entry, in order, skipping those that start
+   * below start (start 0: none skipped) */
+  for (at = start; n < max && (r = pf_shim_maps_at(at, &m)) == 1; at = m.hi) {
+    if (start != 0 && m.lo < start)
+      continue;
+    pf_shim_obsd_record(&m, &out[n++]);
+  }
+  *oldlenp = n * sizeof *out;
+  return 0;
+}
+
+static void
+pf_shim_obsd_identity_env(void)
+{
+  const char *s = getenv("PF_SHIM_OPENBSD_IDENTITY");
+  if (s && *s == '1')
+    AO_store(&pf_shim_obsd_identity, 1);
+}
+
+void
+pf_shim_openbsd_set_identity(int on)
+{
+  pthread_once(&pf_shim_obsd_identity_once, pf_shim_obsd_identity_env);
+  AO_store(&pf_shim_obsd_identity, on != 0);
+}
+
+int
+pf_shim_openbsd_object_id(const void *p, struct pf_os_objid *id)
+{
+  pthread_once(&pf_shim_obsd_identity_once, pf_shim_obsd_identity_env);
+  if (AO_load(&pf_shim_obsd_identity))
+    return pf_openbsd_shim_object_id(p, id);
+  return pf_os_object_id(p, id);
 }

@@ -8,10 +8,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "pft.h"
+#include "os.h"
+#include "pfutex.h"
 #include "shim.h"
 
 struct waiter {
@@ -62,7 +67,7 @@ main(void)
   if (!be || strcmp(be, "emu:openbsd-shim") != 0)
     skip_all("the shim's own test runs once, under emu:openbsd-shim");
   PFT_SKIP_UNDER_TSAN();
-  plan(24);
+  plan(24 + 23);
   pft_watchdog(60);
   pf_shim_openbsd_set_spurious(0);
 
@@ -229,5 +234,139 @@ main(void)
   is_int(1, futex(&word, FUTEX_WAKE, 1, NULL, NULL), "a shared wake finds it");
   pthread_join(w.th, NULL);
   ok(w.ret == 0, "and it returned 0");
+  /* -- the map query and the port's answer (ports/openbsd/objid.c) ------- */
+  {
+    long pg = sysconf(_SC_PAGESIZE);
+    int mib[4] = { CTL_KERN, KERN_PROC_VMMAP, (int)getpid(), 0 };
+    char *sh = mmap(NULL, (size_t)(3 * pg), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    char *pv = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *ro = mmap(NULL, (size_t)pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *none = mmap(NULL, (size_t)pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *many, *filesh, *filepv, *seg, *gone;
+    char path[] = "/tmp/pfutex-shimobsd-XXXXXX";
+    struct kinfo_vmentry k[4];
+    struct pf_os_objid id;
+    struct timespec rel = { 0, 20 * 1000 * 1000 };
+    size_t len;
+    unsigned long q0;
+    int fd, segid, i, nmaps = 1800;
+    if (sh == MAP_FAILED || pv == MAP_FAILED || ro == MAP_FAILED || none == MAP_FAILED)
+      sysbail("mmap");
+    sh[0] = pv[0] = 1;
+    len = 0;
+    ok(sysctl(mib, 3, NULL, &len, NULL, 0) == 0 && len == 64 * 1024,
+       "KERN_PROC_VMMAP with no buffer: the largest length, VMMAP_MAXLEN (kern_sysctl.c sysctl_proc_vmmap)");
+    len = sizeof k[0] + 1;
+    errno = 0;
+    ok(sysctl(mib, 3, k, &len, NULL, 0) == -1 && errno == EINVAL, "a length not a multiple of the record: EINVAL");
+    len = sizeof k;
+    errno = 0;
+    ok(sysctl(mib, 4, k, &len, NULL, 0) == -1 && errno == ENOTDIR, "a name of 4 ints: ENOTDIR");
+    mib[2] = (int)getpid() + 1;
+    errno = 0;
+    ok(sysctl(mib, 3, k, &len, NULL, 0) == -1 && errno == EPERM, "another process's map: refused (root only)");
+    mib[2] = (int)getpid();
+    memset(k, 0, sizeof k);
+    k[0].kve_start = (unsigned long)(uintptr_t)sh;
+    len = sizeof k;
+    ok(sysctl(mib, 3, k, &len, NULL, 0) == 0 && len >= sizeof k[0] && k[0].kve_start == (uintptr_t)sh
+           && k[0].kve_end == (uintptr_t)sh + 3 * (uintptr_t)pg && k[0].kve_inheritance == 0
+           && !(k[0].kve_etype & KVE_ET_COPYONWRITE)
+           && k[0].kve_protection == (KVE_PROT_READ | KVE_PROT_WRITE),
+       "starting at a MAP_SHARED mapping's start: that entry first, MAP_INHERIT_SHARE, not copy-on-write");
+    memset(k, 0, sizeof k);
+    k[0].kve_start = (unsigned long)(uintptr_t)sh + (unsigned long)pg;
+    len = sizeof k;
+    ok(sysctl(mib, 3, k, &len, NULL, 0) == 0 && (len == 0 || k[0].kve_start > (uintptr_t)sh + (uintptr_t)pg),
+       "starting inside an entry: the entry holding the address is skipped (uvm_map_fill_vmmap: start >= ...)");
+    memset(k, 0, sizeof k);
+    k[0].kve_start = (unsigned long)(uintptr_t)pv;
+    len = sizeof k;
+    ok(sysctl(mib, 3, k, &len, NULL, 0) == 0 && k[0].kve_start == (uintptr_t)pv && k[0].kve_inheritance == 1
+           && (k[0].kve_etype & KVE_ET_COPYONWRITE) && !(k[0].kve_etype & KVE_ET_OBJ),
+       "a private anonymous mapping: copy-on-write, MAP_INHERIT_COPY, no object");
+    memset(k, 0, sizeof k);
+    len = 2 * sizeof k[0];
+    ok(sysctl(mib, 3, k, &len, NULL, 0) == 0 && len == 2 * sizeof k[0] && k[0].kve_start < k[1].kve_start,
+       "start 0, room for 2: the first 2 entries in order, and a full buffer is no error");
+
+    ok(pf_openbsd_shim_object_id(pv + 8, &id) == 0, "objid.c: a private mapping's word: keyed by address (0)");
+    ok(pf_openbsd_shim_object_id(ro, &id) == -EFAULT,
+       "objid.c: read-only private anonymous memory: -EFAULT (Linux's get_futex_key)");
+    ok(pf_openbsd_shim_object_id(sh + pg + 8, &id) == PF_OBJID_NONE,
+       "objid.c: a word inside a MAP_SHARED|MAP_ANON mapping, past its first page: shared, no identity (NONE)");
+    ok(pf_openbsd_shim_object_id(none, &id) == -EFAULT, "objid.c: a PROT_NONE page: -EFAULT");
+    gone = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (gone == MAP_FAILED)
+      sysbail("mmap");
+    munmap(gone, (size_t)pg);
+    ok(pf_openbsd_shim_object_id(gone, &id) == -EFAULT, "objid.c: nothing mapped: -EFAULT");
+    if ((fd = mkstemp(path)) < 0 || ftruncate(fd, 2 * pg) != 0)
+      sysbail("mkstemp");
+    unlink(path);
+    filesh = mmap(NULL, (size_t)(2 * pg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    filepv = mmap(NULL, (size_t)pg, PROT_READ, MAP_PRIVATE, fd, pg);
+    close(fd);
+    if (filesh == MAP_FAILED || filepv == MAP_FAILED)
+      sysbail("mmap");
+    ok(pf_openbsd_shim_object_id(filesh + pg + 4, &id) == PF_OBJID_NONE,
+       "objid.c: a MAP_SHARED file's word: NONE (no inode in kinfo_vmentry)");
+    ok(pf_openbsd_shim_object_id(filepv + 4, &id) == 0,
+       "objid.c: a read-only MAP_PRIVATE file's word: private, keyed by address (a file, not anonymous)");
+    segid = shmget(IPC_PRIVATE, (size_t)pg, IPC_CREAT | 0600);
+    seg = segid >= 0 ? shmat(segid, NULL, 0) : (char *)-1;
+    if (segid >= 0)
+      shmctl(segid, IPC_RMID, NULL);
+    if (seg == (char *)-1)
+      sysbail("shmget");
+    ok(pf_openbsd_shim_object_id(seg + 4, &id) == PF_OBJID_NONE, "objid.c: a SysV segment's word: NONE");
+    /* more entries than one buffer holds (64 KiB / record): the walk goes on
+     * from the last entry's start + 1 */
+    many = mmap(NULL, (size_t)nmaps * (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (many == MAP_FAILED)
+      sysbail("mmap");
+    for (i = 0; i < nmaps; i += 2)
+      if (mprotect(many + (size_t)i * (size_t)pg, (size_t)pg, PROT_READ) != 0)
+        sysbail("mprotect");
+    q0 = pf_shim_openbsd_sysctls();
+    i = pf_openbsd_shim_object_id(many + (size_t)(nmaps - 1) * (size_t)pg + 8, &id);
+    q0 = pf_shim_openbsd_sysctls() - q0;
+    ok(nmaps > (int)(64 * 1024 / sizeof k[0]) && i == PF_OBJID_NONE && q0 >= 3,
+       "objid.c: a word past the first buffer's worth of entries is still found (%lu queries)", q0);
+
+    /* the engine on this port, with OpenBSD's answer (the real port's build) */
+    pf_shim_openbsd_set_identity(1);
+    *(volatile uint32_t *)sh = 0;
+    q0 = pf_shim_openbsd_sysctls();
+    errno = 0;
+    ok(pfutex((uint32_t *)sh, 1 /* FUTEX_WAKE */, 1, NULL, NULL, 0) == -1 && errno == ENOSYS
+           && pf_shim_openbsd_sysctls() > q0,
+       "pfutex: a shared FUTEX_WAKE on a MAP_SHARED word outside regions: ENOSYS, loudly (no identity)");
+    errno = 0;
+    ok(pfutex((uint32_t *)sh, 0 /* FUTEX_WAIT */, 0, &rel, NULL, 0) == -1 && errno == ENOSYS,
+       "pfutex: a shared FUTEX_WAIT there whose word matches: ENOSYS, never a sleep no other process can end");
+    errno = 0;
+    ok(pfutex((uint32_t *)sh, 0 | 128, 0, &rel, NULL, 0) == -1 && errno == ETIMEDOUT,
+       "pfutex: FUTEX_WAIT_PRIVATE on the same word: keyed in the process, times out");
+    *(volatile uint32_t *)pv = 0;
+    errno = 0;
+    ok(pfutex((uint32_t *)pv, 0, 0, &rel, NULL, 0) == -1 && errno == ETIMEDOUT
+           && pfutex((uint32_t *)pv, 1, 1, NULL, NULL, 0) == 0,
+       "pfutex: shared ops on a private mapping's word keep the address key (wait times out, wake 0)");
+    errno = 0;
+    ok(pfutex((uint32_t *)ro, 1, 1, NULL, NULL, 0) == -1 && errno == EFAULT,
+       "pfutex: a shared FUTEX_WAKE on read-only private anonymous memory: EFAULT, as Linux");
+    pf_shim_openbsd_set_identity(0);
+    ok(pfutex((uint32_t *)sh, 1, 1, NULL, NULL, 0) == 0,
+       "with the shim's default (Linux's identity) the same wake keys the object: 0");
+    munmap(many, (size_t)nmaps * (size_t)pg);
+    shmdt(seg);
+    munmap(filesh, (size_t)(2 * pg));
+    munmap(filepv, (size_t)pg);
+    munmap(sh, (size_t)(3 * pg));
+    munmap(pv, (size_t)pg);
+    munmap(ro, (size_t)pg);
+    munmap(none, (size_t)pg);
+  }
   return 0;
 }
