@@ -205,6 +205,15 @@ pf_nbsd_collect(struct pf_parker *p, struct pf_park *k, int shared)
   pf_park_word_collect(pf_nbsd_park, p, k, shared);
 }
 
+/* Which file a shared op's word maps, if any (ports/netbsd/objid.c; the
+ * shim build asks through the shim's switch, tests/shims/netbsd/shim.h). */
+#ifdef PF_SHIM
+# define PF_NETBSD_OBJID pf_shim_netbsd_object_id
+#else
+# define PF_NETBSD_OBJID pf_netbsd_object_id
+int pf_netbsd_object_id(const void *p, struct pf_os_objid *id);
+#endif
+
 const struct pf_port PF_PORT_VAR = {
   .name = PF_PORT_NAME,
   .gen = &pf_park_word_gen,
@@ -213,4 +222,5 @@ const struct pf_port PF_PORT_VAR = {
   .park = pf_nbsd_park,
   .unpark = pf_nbsd_unpark,
   .collect = pf_nbsd_collect,
+  .object_id = PF_NETBSD_OBJID,
 };

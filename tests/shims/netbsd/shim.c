@@ -41,9 +41,13 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "shim.h"
+#include "../procmaps.h"
+#include "os.h"
 
 static AO_t pf_shim_spurious_n = 4;
 static AO_t pf_shim_count;
@@ -226,4 +230,126 @@ pf_shim_netbsd_syscall(long number, ...)
     return -1;
   }
   return r;
+}
+
+/* ---- The map query: sysctl {CTL_VM, VM_PROC, VM_PROC_MAP, pid, size} ------ */
+
+static volatile AO_t pf_shim_nbsd_sysctls;
+static volatile AO_t pf_shim_nbsd_identity;
+static pthread_once_t pf_shim_nbsd_identity_once = PTHREAD_ONCE_INIT;
+
+unsigned long
+pf_shim_netbsd_sysctls(void)
+{
+  return (unsigned long)AO_load(&pf_shim_nbsd_sysctls);
+}
+
+/* How NetBSD would show a Linux mapping (shim.h). */
+static void
+pf_shim_nbsd_record(const struct pf_shim_map *m, struct kinfo_vmentry *k)
+{
+  int file = m->ino != 0 && m->dev != 1;
+  memset(k, 0, sizeof *k);
+  k->kve_start = m->lo;
+  k->kve_end = m->hi;
+  k->kve_offset = m->off;
+  k->kve_protection = (m->perms[0] == 'r' ? KVME_PROT_READ : 0) | (m->perms[1] == 'w' ? KVME_PROT_WRITE : 0)
+                      | (m->perms[2] == 'x' ? KVME_PROT_EXEC : 0);
+  k->kve_max_protection = KVME_PROT_READ | KVME_PROT_WRITE | KVME_PROT_EXEC;
+  if (m->perms[3] == 's') {
+    k->kve_inheritance = 0;               /* MAP_INHERIT_SHARE */
+  } else {
+    k->kve_inheritance = 1;               /* MAP_INHERIT_COPY */
+    k->kve_flags = KVME_FLAG_COW | KVME_FLAG_NEEDS_COPY;
+  }
+  if (file) {
+    k->kve_type = KVME_TYPE_VNODE;
+    k->kve_vn_fileid = m->ino;
+    k->kve_vn_fsid = m->dev;
+  } else {
+    k->kve_type = m->ino ? KVME_TYPE_ANON : KVME_TYPE_UNKNOWN;
+  }
+}
+
+int
+sysctl(const int *name, unsigned int namelen, void *oldp, size_t *oldlenp, const void *newp, size_t newlen)
+{
+  struct pf_shim_map m;
+  size_t elem, count = 0, n = 0, rec;
+  uint64_t at;
+  int r;
+
+  AO_fetch_and_add1(&pf_shim_nbsd_sysctls);
+  if (namelen < 3 || name[0] != CTL_VM || name[1] != VM_PROC || name[2] != VM_PROC_MAP) {
+    errno = EOPNOTSUPP;                   /* not modelled */
+    return -1;
+  }
+  if (namelen != 5 || newp || newlen || !oldlenp) {
+    errno = EINVAL;
+    return -1;
+  }
+  if (name[3] != -1 && name[3] != (int)getpid()) {
+    errno = ESRCH;                        /* the model answers for the caller only */
+    return -1;
+  }
+  if (name[4] <= 0 || (size_t)name[4] > 2 * sizeof(struct kinfo_vmentry)) {
+    errno = EINVAL;
+    return -1;
+  }
+  elem = (size_t)name[4];
+  rec = elem < sizeof(struct kinfo_vmentry) ? elem : sizeof(struct kinfo_vmentry);
+  if (oldp) {
+    if (*oldlenp > 10UL * 1024UL * 1024UL) {
+      errno = E2BIG;
+      return -1;
+    }
+    count = *oldlenp / elem;
+    if (count == 0) {
+      errno = ENOMEM;
+      return -1;
+    }
+  }
+  for (at = 0; (r = pf_shim_maps_at(at, &m)) == 1; at = m.hi) {
+    if (oldp && n < count) {
+      struct kinfo_vmentry k;
+      pf_shim_nbsd_record(&m, &k);
+      memcpy((char *)oldp + n * elem, &k, rec);
+    }
+    n++;
+  }
+  if (r < 0) {
+    errno = EIO;
+    return -1;
+  }
+  if (oldp && n > count) {
+    *oldlenp = n * elem;                  /* the length needed */
+    errno = ENOSPC;
+    return -1;
+  }
+  *oldlenp = n * elem;
+  return 0;
+}
+
+static void
+pf_shim_nbsd_identity_env(void)
+{
+  const char *s = getenv("PF_SHIM_NETBSD_IDENTITY");
+  if (s && *s == '1')
+    AO_store(&pf_shim_nbsd_identity, 1);
+}
+
+void
+pf_shim_netbsd_set_identity(int on)
+{
+  pthread_once(&pf_shim_nbsd_identity_once, pf_shim_nbsd_identity_env);
+  AO_store(&pf_shim_nbsd_identity, on != 0);
+}
+
+int
+pf_shim_netbsd_object_id(const void *p, struct pf_os_objid *id)
+{
+  pthread_once(&pf_shim_nbsd_identity_once, pf_shim_nbsd_identity_env);
+  if (AO_load(&pf_shim_nbsd_identity))
+    return pf_netbsd_shim_object_id(p, id);
+  return pf_os_object_id(p, id);
 }

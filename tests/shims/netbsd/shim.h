@@ -44,4 +44,81 @@ void pf_shim_netbsd_set_spurious(unsigned int n);
 /* How many waits were restarted after an SA_RESTART handler so far. */
 unsigned long pf_shim_netbsd_restarts(void);
 
+
+/* ---- The map query (ports/netbsd/objid.c) ----------------------------------
+ * NetBSD/src sys/sys/sysctl.h: CTL_VM 2, struct kinfo_vmentry (below,
+ * 1128 bytes), KVME_TYPE_*, KVME_PROT_*, KVME_FLAG_*; uvm/uvm_param.h:
+ * VM_PROC 16, VM_PROC_MAP 1.  The model (shim.c) answers the caller's own
+ * map from Linux's, as uvm_map.c sysctl_vmproc and fill_vmentries do:
+ *   - a name of 5 ints, else EINVAL; pid -1 or the caller's (another:
+ *     ESRCH here); elem_size 0 or above twice the record: EINVAL;
+ *   - no buffer: the length needed; above 10 MiB: E2BIG; room for no
+ *     record: ENOMEM; too small: filled, ENOSPC, and the length needed;
+ *     each record min(record, elem_size) bytes, elem_size apart;
+ *   - a Linux mapping as NetBSD would show it: private ("p"):
+ *     KVME_FLAG_COW | KVME_FLAG_NEEDS_COPY, MAP_INHERIT_COPY (1); shared:
+ *     MAP_INHERIT_SHARE (0); a file (an inode not on Linux's internal
+ *     shmem device 0:1, /dev/shm's tmpfs files included, as NetBSD's POSIX
+ *     shm is a tmpfs file): KVME_TYPE_VNODE, kve_vn_fsid the device,
+ *     kve_vn_fileid the inode; anonymous shared memory, SysV segments and
+ *     memfds (shmem 0:1): KVME_TYPE_ANON, no file (NetBSD shows anonymous
+ *     shared memory as UNKNOWN: no object; both name nothing); private
+ *     anonymous memory: KVME_TYPE_UNKNOWN. */
+#include <stdint.h>
+#include <stddef.h>
+#define CTL_VM                2
+#define VM_PROC               16
+#define VM_PROC_MAP           1
+#define KVME_TYPE_NONE        0
+#define KVME_TYPE_OBJECT      1
+#define KVME_TYPE_VNODE       2
+#define KVME_TYPE_KERN        3
+#define KVME_TYPE_DEVICE      4
+#define KVME_TYPE_ANON        5
+#define KVME_TYPE_SUBMAP      6
+#define KVME_TYPE_UNKNOWN     255
+#define KVME_PROT_READ        0x00000001
+#define KVME_PROT_WRITE       0x00000002
+#define KVME_PROT_EXEC        0x00000004
+#define KVME_FLAG_COW         0x00000001
+#define KVME_FLAG_NEEDS_COPY  0x00000002
+struct kinfo_vmentry {
+  uint64_t kve_start;
+  uint64_t kve_end;
+  uint64_t kve_offset;
+  uint32_t kve_type;
+  uint32_t kve_flags;
+  uint32_t kve_count;
+  uint32_t kve_wired_count;
+  uint32_t kve_advice;
+  uint32_t kve_attributes;
+  uint32_t kve_protection;
+  uint32_t kve_max_protection;
+  uint32_t kve_ref_count;
+  uint32_t kve_inheritance;
+  uint64_t kve_vn_fileid;
+  uint64_t kve_vn_size;
+  uint64_t kve_vn_fsid;
+  uint64_t kve_vn_rdev;
+  uint32_t kve_vn_type;
+  uint32_t kve_vn_mode;
+  char kve_path[1024];
+};
+#define sysctl pf_shim_netbsd_sysctl
+int sysctl(const int *name, unsigned int namelen, void *oldp, size_t *oldlenp, const void *newp,
+           size_t newlen);
+/* How many map queries this process made (tests/shims/netbsd/test.c). */
+unsigned long pf_shim_netbsd_sysctls(void);
+
+/* ports/netbsd/objid.c, built over this shim. */
+struct pf_os_objid;
+int pf_netbsd_shim_object_id(const void *p, struct pf_os_objid *id);
+/* The shim port's object_id (ports/netbsd/park.c): by default the host's
+ * (Linux's) identity, so the suite's shared-memory tests run the engine on
+ * this port as on emu-futex; pf_shim_netbsd_set_identity(1) (or
+ * $PF_SHIM_NETBSD_IDENTITY=1 at start) makes it NetBSD's, the model above
+ * through ports/netbsd/objid.c, as the real port is built. */
+int pf_shim_netbsd_object_id(const void *p, struct pf_os_objid *id);
+void pf_shim_netbsd_set_identity(int on);
+
 #endif

@@ -8,10 +8,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "pft.h"
+#include "os.h"
+#include "pfutex.h"
 #include "shim.h"
 
 #define FUTEX(u, op, v, ts, v3) syscall(SYS___futex, (int *)(u), (op), (v), (ts), NULL, 0, (v3))
@@ -66,6 +73,24 @@ timed_out(long r, int e, const char *what)
   return ok(r == -1 && e == ETIMEDOUT, "%s: ETIMEDOUT (got %ld, %s)", what, r, pft_errname(e));
 }
 
+/* A thread's shared FUTEX_WAIT through pfutex (the engine on this port). */
+struct nb_waiter {
+  uint32_t *word;
+  long ret;
+  int err;
+};
+
+static void *
+nb_wait_main(void *arg)
+{
+  struct nb_waiter *w = arg;
+  struct timespec ts = { 5, 0 };
+  errno = 0;
+  w->ret = pfutex(w->word, FUTEX_WAIT, 0, &ts, NULL, 0);
+  w->err = errno;
+  return NULL;
+}
+
 int
 main(void)
 {
@@ -83,7 +108,7 @@ main(void)
   if (!be || strcmp(be, "emu:netbsd-shim") != 0)
     skip_all("the shim's own test runs once, under emu:netbsd-shim");
   PFT_SKIP_UNDER_TSAN();
-  plan(31);
+  plan(31 + 20);
   pft_watchdog(60);
   pf_shim_netbsd_set_spurious(0);
 
@@ -263,6 +288,174 @@ main(void)
       is_int(0, woken, "private: another process's FUTEX_WAKE finds no waiter");
       is_int(2, WEXITSTATUS(status), "private: the waiter timed out");
     }
+  }
+  /* -- the map query and the port's keys (ports/netbsd/objid.c) ---------- */
+  {
+    long pg = sysconf(_SC_PAGESIZE);
+    int mib[5] = { CTL_VM, VM_PROC, VM_PROC_MAP, -1, (int)sizeof(struct kinfo_vmentry) };
+    char *sh = mmap(NULL, (size_t)(2 * pg), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    char *pv = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *ro = mmap(NULL, (size_t)pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *none = mmap(NULL, (size_t)pg, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    char *filesh, *file2, *filepv, *seg, *gone, *m1, *m2;
+    char path[] = "/tmp/pfutex-shimnbsd-XXXXXX";
+    struct kinfo_vmentry *kv, one;
+    struct pf_os_objid id, id2;
+    struct timespec rel = { 0, 20 * 1000 * 1000 };
+    struct nb_waiter nw;
+    pthread_t th;
+    size_t len, i;
+    unsigned long q0;
+    int fd, segid, seen = 0, status;
+    long woken;
+    if (sh == MAP_FAILED || pv == MAP_FAILED || ro == MAP_FAILED || none == MAP_FAILED)
+      sysbail("mmap");
+    sh[0] = pv[0] = 1;
+    len = 0;
+    ok(sysctl(mib, 5, NULL, &len, NULL, 0) == 0 && len > 0 && len % sizeof *kv == 0,
+       "VM_PROC_MAP with no buffer: the length needed, a whole number of records (uvm_map.c sysctl_vmproc)");
+    mib[4] = 0;
+    errno = 0;
+    ok(sysctl(mib, 5, NULL, &len, NULL, 0) == -1 && errno == EINVAL, "elem_size 0: EINVAL");
+    mib[4] = (int)sizeof *kv;
+    errno = 0;
+    ok(sysctl(mib, 4, NULL, &len, NULL, 0) == -1 && errno == EINVAL, "a name of 4 ints: EINVAL");
+    len = sizeof one;
+    errno = 0;
+    ok(sysctl(mib, 5, &one, &len, NULL, 0) == -1 && errno == ENOSPC && len > sizeof one,
+       "room for one record: ENOSPC and the length needed");
+    len = 0;
+    sysctl(mib, 5, NULL, &len, NULL, 0);
+    len += 16 * sizeof *kv;
+    kv = malloc(len);
+    if (!kv || sysctl(mib, 5, kv, &len, NULL, 0) != 0)
+      sysbail("sysctl");
+    for (i = 0; i < len / sizeof *kv; i++) {
+      if (kv[i].kve_start == (uintptr_t)sh && kv[i].kve_inheritance == 0 && !(kv[i].kve_flags & KVME_FLAG_COW)
+          && kv[i].kve_type != KVME_TYPE_VNODE)
+        seen |= 1;
+      if (kv[i].kve_start == (uintptr_t)pv && kv[i].kve_inheritance == 1 && (kv[i].kve_flags & KVME_FLAG_COW))
+        seen |= 2;
+    }
+    free(kv);
+    ok(seen == 3, "pid -1 (the caller): MAP_SHARED|MAP_ANON shows MAP_INHERIT_SHARE, no COW, no file; "
+       "a private mapping KVME_FLAG_COW, MAP_INHERIT_COPY");
+
+    ok(pf_netbsd_shim_object_id(pv + 8, &id) == 0, "objid.c: a private mapping's word: keyed by address (0)");
+    ok(pf_netbsd_shim_object_id(ro, &id) == -EFAULT,
+       "objid.c: read-only private anonymous memory: -EFAULT (Linux's get_futex_key)");
+    ok(pf_netbsd_shim_object_id(sh + pg + 8, &id) == PF_OBJID_NONE,
+       "objid.c: MAP_SHARED|MAP_ANON: shared, no object NetBSD names (NONE)");
+    if ((fd = mkstemp(path)) < 0 || ftruncate(fd, 2 * pg) != 0)
+      sysbail("mkstemp");
+    unlink(path);
+    filesh = mmap(NULL, (size_t)(2 * pg), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    file2 = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, pg);
+    filepv = mmap(NULL, (size_t)pg, PROT_READ, MAP_PRIVATE, fd, pg);
+    close(fd);
+    if (filesh == MAP_FAILED || file2 == MAP_FAILED || filepv == MAP_FAILED)
+      sysbail("mmap");
+    q0 = pf_shim_netbsd_sysctls();
+    ok(pf_netbsd_shim_object_id(filesh + pg + 4, &id) == 1 && pf_netbsd_shim_object_id(file2 + 4, &id2) == 1
+           && id.dev == id2.dev && id.ino == id2.ino && id.off == id2.off && id.off == (uint64_t)pg + 4
+           && pf_shim_netbsd_sysctls() > q0,
+       "objid.c: a file's word through two mappings: one key (kve_vn_fsid, kve_vn_fileid, byte offset)");
+    ok(pf_netbsd_shim_object_id(filepv + 4, &id2) == 0,
+       "objid.c: a read-only MAP_PRIVATE mapping of the file: private, keyed by address");
+    segid = shmget(IPC_PRIVATE, (size_t)pg, IPC_CREAT | 0600);
+    seg = segid >= 0 ? shmat(segid, NULL, 0) : (char *)-1;
+    if (segid >= 0)
+      shmctl(segid, IPC_RMID, NULL);
+    if (seg == (char *)-1)
+      sysbail("shmget");
+    ok(pf_netbsd_shim_object_id(seg + 4, &id2) == PF_OBJID_NONE, "objid.c: a SysV segment's word: NONE");
+    {
+      char name[64];
+      snprintf(name, sizeof name, "/pfutex-shimnbsd-%d", (int)getpid());
+      fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
+      shm_unlink(name);
+      if (fd < 0 || ftruncate(fd, pg) != 0)
+        sysbail("shm_open");
+      m1 = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      m2 = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+      close(fd);
+      if (m1 == MAP_FAILED || m2 == MAP_FAILED)
+        sysbail("mmap");
+    }
+    {
+      struct pf_os_objid a, b;
+      ok(pf_netbsd_shim_object_id(m1 + 16, &a) == 1 && pf_netbsd_shim_object_id(m2 + 16, &b) == 1
+             && a.dev == b.dev && a.ino == b.ino && a.off == b.off && a.off == 16,
+         "objid.c: POSIX shm (a tmpfs file on NetBSD): one key through two mappings");
+    }
+    ok(pf_netbsd_shim_object_id(none, &id2) == -EFAULT, "objid.c: a PROT_NONE page: -EFAULT");
+    gone = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (gone == MAP_FAILED)
+      sysbail("mmap");
+    munmap(gone, (size_t)pg);
+    ok(pf_netbsd_shim_object_id(gone, &id2) == -EFAULT, "objid.c: nothing mapped: -EFAULT");
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0)
+      _exit(pf_netbsd_shim_object_id(file2 + 4, &id2) == 1 && id2.dev == id.dev && id2.ino == id.ino
+                    && id2.off == id.off ? 0 : 1);
+    waitpid(pid, &status, 0);
+    ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "objid.c: the same key in a fork child");
+
+    /* the engine on this port, with NetBSD's answer (the real port's build) */
+    pf_shim_netbsd_set_identity(1);
+    *(volatile uint32_t *)sh = 0;
+    errno = 0;
+    ok(pfutex((uint32_t *)sh, FUTEX_WAKE, 1, NULL, NULL, 0) == -1 && errno == ENOSYS,
+       "pfutex: a shared FUTEX_WAKE on anonymous shared memory outside regions: ENOSYS, loudly");
+    *(volatile uint32_t *)(filesh + pg + 4) = 0;
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+      struct timespec t5 = { 5, 0 };
+      _exit(pfutex((uint32_t *)(filesh + pg + 4), FUTEX_WAIT, 0, &t5, NULL, 0) == 0 ? 0 : 1);
+    }
+    woken = 0;
+    for (i = 0; i < 500 && woken == 0; i++) {
+      woken = pfutex((uint32_t *)(file2 + 4), FUTEX_WAKE, 1, NULL, NULL, 0);
+      if (woken == 0)
+        usleep(10000);
+    }
+    waitpid(pid, &status, 0);
+    ok(woken == 1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+       "pfutex: a file's word: a fork child's shared wait is woken through another mapping, count 1 (%ld)", woken);
+    *(volatile uint32_t *)m1 = 0;
+    nw.word = (uint32_t *)(m1 + 16);
+    *nw.word = 0;
+    if (pthread_create(&th, NULL, nb_wait_main, &nw) != 0)
+      sysbail("pthread_create");
+    woken = 0;
+    for (i = 0; i < 500 && woken == 0; i++) {
+      woken = pfutex((uint32_t *)(m2 + 16), FUTEX_WAKE, 1, NULL, NULL, 0);
+      if (woken == 0)
+        usleep(10000);
+    }
+    pthread_join(th, NULL);
+    ok(woken == 1 && nw.ret == 0, "pfutex: POSIX shm mapped twice in one process: a wait on one mapping, "
+       "woken through the other, count 1");
+    *(volatile uint32_t *)pv = 0;
+    errno = 0;
+    ok(pfutex((uint32_t *)pv, FUTEX_WAIT, 0, &rel, NULL, 0) == -1 && errno == ETIMEDOUT
+           && pfutex((uint32_t *)pv, FUTEX_WAKE, 1, NULL, NULL, 0) == 0,
+       "pfutex: shared ops on a private mapping's word keep the address key (wait times out, wake 0)");
+    pf_shim_netbsd_set_identity(0);
+    ok(pfutex((uint32_t *)sh, FUTEX_WAKE, 1, NULL, NULL, 0) == 0,
+       "with the shim's default (Linux's identity) the anonymous word is keyed: 0");
+    shmdt(seg);
+    munmap(m1, (size_t)pg);
+    munmap(m2, (size_t)pg);
+    munmap(filesh, (size_t)(2 * pg));
+    munmap(file2, (size_t)pg);
+    munmap(filepv, (size_t)pg);
+    munmap(sh, (size_t)(2 * pg));
+    munmap(pv, (size_t)pg);
+    munmap(ro, (size_t)pg);
+    munmap(none, (size_t)pg);
   }
   return 0;
 }
