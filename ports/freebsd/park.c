@@ -112,13 +112,15 @@ pf_umtx_collect(struct pf_parker *p, struct pf_park *k, int shared)
   pf_park_word_collect(pf_umtx_park, p, k, shared);
 }
 
-/* ports/freebsd/objid.c */
+/* Which object a shared op's word maps, if any (ports/freebsd/objid.c;
+ * the shim build asks through the shim's switch,
+ * tests/shims/freebsd/shim.h). */
 #ifdef PF_SHIM
-# define PF_FREEBSD_OBJID pf_freebsd_shim_object_id
+# define PF_FREEBSD_OBJID pf_shim_freebsd_object_id
 #else
 # define PF_FREEBSD_OBJID pf_freebsd_object_id
+int pf_freebsd_object_id(const void *p, struct pf_os_objid *id);
 #endif
-int PF_FREEBSD_OBJID(const void *p, struct pf_os_objid *id);   /* not wired in: below */
 
 const struct pf_port PF_PORT_VAR = {
   .name = PF_PORT_NAME,
@@ -128,9 +130,7 @@ const struct pf_port PF_PORT_VAR = {
   .park = pf_umtx_park,
   .unpark = pf_umtx_unpark,
   .collect = pf_umtx_collect,
-  /* .object_id: PF_FREEBSD_OBJID is built and shim-tested but not wired
-   * in: it copies the whole map out per op, and under load that made a
-   * third-party test's 30-word shared futex_waitv miss its 10 ms window
-   * (doc/shared-futexes.md).  FreeBSD keeps address keys outside regions
-   * until a cheaper identity is built. */
+  /* The whole map is copied out per op (FreeBSD has no per-address query):
+   * the cost of a shared op outside regions here (doc/shared-futexes.md). */
+  .object_id = PF_FREEBSD_OBJID,
 };

@@ -49,6 +49,7 @@
 #include "shim.h"
 #include "../procmaps.h"
 #include "sys.h"
+#include "os.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -290,4 +291,26 @@ _umtx_op(void *obj, int op, unsigned long val, void *uaddr, void *uaddr2)
   default:
     return pf_shim_fbsd_fail(EINVAL);   /* not modelled (FreeBSD: EINVAL when invalid) */
   }
+}
+
+/* ---- The shim port's object_id: Linux's, or FreeBSD's (shim.h) ---------- */
+
+static volatile AO_t pf_shim_fbsd_identity = (AO_t)-1;   /* -1: not read yet */
+
+void
+pf_shim_freebsd_set_identity(int on)
+{
+  AO_store(&pf_shim_fbsd_identity, (AO_t)(on != 0));
+}
+
+int
+pf_shim_freebsd_object_id(const void *p, struct pf_os_objid *id)
+{
+  AO_t on = AO_load(&pf_shim_fbsd_identity);
+  if (on == (AO_t)-1) {
+    const char *s = getenv("PF_SHIM_FREEBSD_IDENTITY");
+    on = s && *s == '1';
+    AO_store(&pf_shim_fbsd_identity, on);
+  }
+  return on ? pf_freebsd_shim_object_id(p, id) : pf_os_object_id(p, id);
 }

@@ -133,4 +133,16 @@ unsigned long pf_shim_freebsd_count(int kind);
  * from $PF_SHIM_FREEBSD_SPURIOUS, else 5.  For tests/shims/freebsd/test.c. */
 void pf_shim_freebsd_spurious(unsigned int every);
 
+
+/* ports/freebsd/objid.c, built over this shim, and the shim port's
+ * object_id (ports/freebsd/park.c): by default the host's (Linux's)
+ * identity, so the suite's shared-memory tests run the engine on this port
+ * as on emu-futex; pf_shim_freebsd_set_identity(1) (or
+ * $PF_SHIM_FREEBSD_IDENTITY=1 at start) makes it FreeBSD's, the model
+ * above through ports/freebsd/objid.c, as the real port is built. */
+struct pf_os_objid;
+int pf_freebsd_shim_object_id(const void *p, struct pf_os_objid *id);
+int pf_shim_freebsd_object_id(const void *p, struct pf_os_objid *id);
+void pf_shim_freebsd_set_identity(int on);
+
 #endif
