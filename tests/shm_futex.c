@@ -26,6 +26,13 @@
  * before a fork is not shared (the child's wait times out, the parent's
  * wake counts nobody), and a PRIVATE wait is not woken by a shared wake
  * (the kernel keys them apart), on a MAP_SHARED word.
+ * Under a BSD shim backend (emu:freebsd-shim, emu:netbsd-shim,
+ * emu:openbsd-shim) the program switches the port to its OS's own answer
+ * (the model of the OS's map query through ports/<os>/objid.c, as the real
+ * port is built: $PF_SHIM_<OS>_IDENTITY=1, set before the first op), so
+ * these scenarios run that code; the kinds the OS names no object for fail
+ * loudly there, and are checked for that instead (check_loud): NetBSD
+ * anonymous, SysV and memfd memory, every kind on OpenBSD.
  * POSIX hosts with fork(); the exec'd processes run this program again
  * ("--waiter"). */
 #ifdef HAVE_CONFIG_H
@@ -539,6 +546,63 @@ check_private_vs_shared(void)
   so_unmap(&o, p, 0);
 }
 
+/* The BSD shim backends' own identity (header comment): which kinds have
+ * no object the OS names (a bit per kind of shm_obj.h), set by os_identity. */
+static unsigned int loud_kinds;
+
+static void
+os_identity(void)
+{
+  const char *be = pfutex_backend();
+  if (!be)
+    return;
+  if (strcmp(be, "emu:freebsd-shim") == 0) {
+    setenv("PF_SHIM_FREEBSD_IDENTITY", "1", 1);
+  } else if (strcmp(be, "emu:netbsd-shim") == 0) {
+    setenv("PF_SHIM_NETBSD_IDENTITY", "1", 1);
+    loud_kinds = 1u << 0 | 1u << 3 | 1u << 4;  /* anon, sysv, memfd */
+  } else if (strcmp(be, "emu:openbsd-shim") == 0) {
+    setenv("PF_SHIM_OPENBSD_IDENTITY", "1", 1);
+    loud_kinds = (1u << SO_KINDS) - 1;
+  } else {
+    return;
+  }
+  diag("%s: the OS's own identity (ports/<os>/objid.c over the shim's model); "
+       "kinds it names no object for must fail loudly",
+       be);
+}
+
+/* A kind the OS names no object for: every shared op answers ENOSYS (never
+ * a wait no other process can end, never a key that stays in the process);
+ * private ops on the same word still work in the process. */
+static void
+check_loud(const struct so_obj *o, char *p)
+{
+  struct timespec ts = { 0, 50 * 1000 * 1000 };
+  uint32_t *a = word(p, W_A), *b = word(p, W_B);
+  long wk, wt, rq, pw;
+  int ew, et, er, ep;
+  *a = 0;
+  *b = 0;
+  errno = 0;
+  wk = pfutex(a, FUTEX_WAKE, 1, NULL, NULL, 0);
+  ew = errno;
+  errno = 0;
+  wt = pfutex(a, FUTEX_WAIT, 0, &ts, NULL, 0);
+  et = errno;
+  errno = 0;
+  rq = pfutex(a, FUTEX_CMP_REQUEUE, 1, (const struct timespec *)(uintptr_t)1, b, 0);
+  er = errno;
+  errno = 0;
+  pw = pfutex(a, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
+  ep = errno;
+  ok(wk == -1 && ew == ENOSYS && wt == -1 && et == ENOSYS && rq == -1 && er == ENOSYS && pw == -1
+         && ep == ETIMEDOUT,
+     "%s: no object the OS names: shared wake, wait and cmp_requeue answer ENOSYS (%s, %s, %s); a private "
+     "wait times out (%s)",
+     so_kinds[o->kind], strerror(ew), strerror(et), strerror(er), strerror(ep));
+}
+
 int
 main(int argc, char **argv)
 {
@@ -551,6 +615,7 @@ main(int argc, char **argv)
   if (!pfutex_backend())
     skip_all("no backend");
   diag("backend %s", pfutex_backend());
+  os_identity();
   if (!(anon_twice = so_anon_twice()))
     diag("anon: no second mapping of an anonymous shared object here (%s): its children "
          "use the inherited address",
@@ -565,6 +630,12 @@ main(int argc, char **argv)
     if (!(p = so_map(&o, 0)))
       sysbail("map %s", so_kinds[kind]);
     so_keep_on_exec(&o);
+    if (loud_kinds & 1u << kind) {
+      check_loud(&o, p);
+      so_unmap(&o, p, 0);
+      so_drop(&o);
+      continue;
+    }
     check_wake(&o, p, 0);
     if (kind != 0)
       check_wake(&o, p, 1);
@@ -578,7 +649,10 @@ main(int argc, char **argv)
     so_drop(&o);
   }
   check_private_cow();
-  check_private_vs_shared();
+  if (loud_kinds & 1u << 0)
+    skip("a PRIVATE wait on a MAP_SHARED|MAP_ANON word: the OS names no object for it (above)");
+  else
+    check_private_vs_shared();
   return 0;
 }
 #endif
