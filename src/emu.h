@@ -469,6 +469,12 @@ int pf_key_make_shared(uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
 /* A shared-local key of a word in a shared mapping becomes its object's
  * key in the user's shared table (src/table.c, issue 20): 0 or -errno. */
 int pf_key_object(const uint32_t *uaddr, struct pf_key *k, struct pf_table **tab);
+/* The same for wait, wake, requeue and wake_op, which a port's os_futex
+ * can take whole: -PF_EOSFUTEX for a word the OS's own futex keys
+ * (src/port.h os_futex; never an errno), then pf_emu_os_futex(op, r). */
+#define PF_EOSFUTEX 0x4f53
+int pf_key_object_os(const uint32_t *uaddr, struct pf_key *k, struct pf_table **tab);
+int pf_emu_os_futex(int op, const struct pf_req *r);
 static inline int
 pf_key_make(uint32_t *uaddr, unsigned int flags, struct pf_key *k, struct pf_table **tab)
 {
@@ -488,6 +494,10 @@ pf_key_make(uint32_t *uaddr, unsigned int flags, struct pf_key *k, struct pf_tab
  * (src/table.c). */
 int pf_key_make2(const struct pf_req *r, struct pf_key *k1, struct pf_table **t1, struct pf_key *k2,
                  struct pf_table **t2);
+/* ... -PF_EOSFUTEX when both words go to the port's os_futex, -EINVAL when
+ * one does (a waiter cannot move between the OS's futex and the engine). */
+int pf_key_make2_os(const struct pf_req *r, struct pf_key *k1, struct pf_table **t1,
+                    struct pf_key *k2, struct pf_table **t2);
 
 /* Memory is read at uaddr: 0, or -EFAULT where the kernel's read would
  * fail (pf_os_word_read: the first page, the kernel half, and, told by a

@@ -42,9 +42,13 @@ int pf_os_shared_key_check(const void *p);
  * (Windows: a view of a section), -EFAULT no shared key can be made for
  * p (Linux: nothing mapped, no access, a read-only private anonymous
  * page, as the kernel's get_futex_key refuses them), -ENOSYS
- * the OS cannot tell.  Linux: ports/linux/objid.c; Windows:
- * ports/win32/os.c; elsewhere -ENOSYS for now (doc/shared-futexes.md). */
+ * the OS cannot tell, PF_OBJID_KERNEL a shared mapping the OS names no
+ * object for but its own futex keys (NetBSD, OpenBSD: the port's os_futex
+ * takes the op, src/port.h).  Linux: ports/linux/objid.c; Windows:
+ * ports/win32/os.c; the BSDs and macOS: ports/<os>/objid.c
+ * (doc/shared-futexes.md). */
 #define PF_OBJID_NONE 2
+#define PF_OBJID_KERNEL 3
 struct pf_os_objid {
   uint64_t dev, ino, off;
 };

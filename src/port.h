@@ -83,7 +83,19 @@ struct pf_port {
    * the objects itself supplies it (ports/darwin/objid.c: mach_vm_region
    * and mach_vm_page_info), so that its shim build runs the same code. */
   int (*object_id)(const void *p, struct pf_os_objid *id);
+  /* Optional: the OS's own futex, for the words object_id answers
+   * PF_OBJID_KERNEL (shared memory the OS names no object for, but keys
+   * itself: NetBSD's __futex, OpenBSD's futex(2)).  Every shared op on
+   * such a word goes to it whole, checked by the front end as for the
+   * engine: op PF_OSF_WAIT (r->val, r->mask, r->dl: 0 or -errno),
+   * PF_OSF_WAKE (r->nr, r->mask: the count), PF_OSF_REQUEUE (r->nr,
+   * r->nr2, r->uaddr2, PF_F_CMP with r->val: woken + moved), PF_OSF_WAKE_OP
+   * (r->nr, r->nr2, r->uaddr2, r->wakeop: the count); -ENOSYS for what the
+   * OS's call cannot do as Linux does.  futex_waitv and the PI ops answer
+   * ENOSYS on such words; a two-word op with one such word, EINVAL. */
+  long (*os_futex)(int op, const struct pf_req *r);
 };
+enum { PF_OSF_WAIT = 1, PF_OSF_WAKE, PF_OSF_REQUEUE, PF_OSF_WAKE_OP };
 
 extern const struct pf_port pf_port_futex;
 extern const struct pf_port pf_port_sysv;

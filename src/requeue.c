@@ -24,8 +24,8 @@ pf_emu_requeue(const struct pf_req *r)
   pf_ref ref;
   int ret, woken = 0, moved = 0;
 
-  if ((ret = pf_key_make2(r, &k1, &t1, &k2, &t2)) < 0)   /* before the compare */
-    return ret;
+  if ((ret = pf_key_make2_os(r, &k1, &t1, &k2, &t2)) < 0)   /* before the compare */
+    return ret == -PF_EOSFUTEX ? pf_emu_os_futex(PF_OSF_REQUEUE, r) : ret;
   if ((r->flags & PF_F_CMP) && (ret = pf_word_check(r->uaddr)) < 0)
     return ret;
   if (t1 != t2 && r->nr2 > 0)

@@ -16,6 +16,8 @@
  * this file never calls it on the private table.
  */
 #include "emu.h"
+
+#include <limits.h>
 #include "os.h"
 
 #include <pthread.h>
@@ -140,8 +142,8 @@ pf_key_make_shared(uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
  * answer costs a system call (Linux: one ioctl), so callers ask only
  * past the fast paths that need no key of the object (a mismatched
  * wait). */
-int
-pf_key_object(const uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
+static int
+pf_key_object_at(const uint32_t *uaddr, struct pf_key *k, struct pf_table **tab, int os)
 {
   struct pf_os_objid id;
   if (k->space != PF_KEY_SHARED_LOCAL)
@@ -152,6 +154,10 @@ pf_key_object(const uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
     if (pf_word_check(uaddr) < 0)
       return -EFAULT;
     return pf_shared_key(&id, k, tab);
+  case PF_OBJID_KERNEL:
+    if (os && pf_emu_port->os_futex)
+      return -PF_EOSFUTEX;            /* the OS's own futex keys it: the op goes there */
+    return -ENOSYS;                   /* waitv, PI: the OS's call has none */
   case PF_OBJID_NONE:
     return -ENOSYS;                   /* shared memory the OS names no object for
                                          (Windows): documented, never a silent key */
@@ -162,33 +168,72 @@ pf_key_object(const uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
   }
 }
 
+int
+pf_key_object(const uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
+{
+  return pf_key_object_at(uaddr, k, tab, 0);
+}
+
+int
+pf_key_object_os(const uint32_t *uaddr, struct pf_key *k, struct pf_table **tab)
+{
+  return pf_key_object_at(uaddr, k, tab, 1);
+}
+
 /* Both keys of a two-word op (requeue, wake_op), as Linux makes them: one
  * after the other, each with its alignment (EINVAL) and then, for a shared
  * key outside every region, EFAULT on a page the kernel would not key.
  * uaddr2 on uaddr's page needs no second check: the same mapping, the same
  * answer (where the check reads /proc/self/maps it is the costly part). */
-int
-pf_key_make2(const struct pf_req *r, struct pf_key *k1, struct pf_table **t1, struct pf_key *k2,
-             struct pf_table **t2)
+static int
+pf_key_make2_at(const struct pf_req *r, struct pf_key *k1, struct pf_table **t1, struct pf_key *k2,
+                struct pf_table **t2, int os)
 {
-  int ret;
+  int ret, os1, os2;
   int local1;
   if ((ret = pf_key_make(r->uaddr, r->flags, k1, t1)) < 0)
     return ret;
-  if ((ret = pf_key_object(r->uaddr, k1, t1)) < 0)
+  if ((ret = pf_key_object_at(r->uaddr, k1, t1, os)) < 0 && ret != -PF_EOSFUTEX)
     return ret;
-  local1 = k1->space == PF_KEY_SHARED_LOCAL;
+  os1 = ret == -PF_EOSFUTEX;
+  local1 = !os1 && k1->space == PF_KEY_SHARED_LOCAL;
   if (local1 && (ret = pf_os_shared_key_check(r->uaddr)) < 0)
     return ret;
   if ((ret = pf_key_make(r->uaddr2, r->flags, k2, t2)) < 0)
     return ret;
-  if ((ret = pf_key_object(r->uaddr2, k2, t2)) < 0)
+  if ((ret = pf_key_object_at(r->uaddr2, k2, t2, os)) < 0 && ret != -PF_EOSFUTEX)
     return ret;
-  if (k2->space == PF_KEY_SHARED_LOCAL
+  os2 = ret == -PF_EOSFUTEX;
+  if (!os2 && k2->space == PF_KEY_SHARED_LOCAL
       && !(local1 && ((uintptr_t)r->uaddr >> 12) == ((uintptr_t)r->uaddr2 >> 12))
       && (ret = pf_os_shared_key_check(r->uaddr2)) < 0)
     return ret;
+  if (os1 || os2)                     /* both to the OS's futex, or neither can be */
+    return os1 && os2 ? -PF_EOSFUTEX : -EINVAL;
   return 0;
+}
+
+int
+pf_key_make2(const struct pf_req *r, struct pf_key *k1, struct pf_table **t1, struct pf_key *k2,
+             struct pf_table **t2)
+{
+  return pf_key_make2_at(r, k1, t1, k2, t2, 0);
+}
+
+int
+pf_key_make2_os(const struct pf_req *r, struct pf_key *k1, struct pf_table **t1, struct pf_key *k2,
+                struct pf_table **t2)
+{
+  return pf_key_make2_at(r, k1, t1, k2, t2, 1);
+}
+
+/* A shared op on a word the OS's own futex keys (PF_OBJID_KERNEL): the
+ * whole op to the port's os_futex (src/port.h). */
+int
+pf_emu_os_futex(int op, const struct pf_req *r)
+{
+  long ret = pf_emu_port->os_futex(op, r);
+  return ret > INT_MAX ? INT_MAX : (int)ret;
 }
 
 int

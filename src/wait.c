@@ -563,7 +563,8 @@ pf_emu_wait(const struct pf_req *r)
 #endif
     return -EAGAIN;
   }
-  if ((ret = pf_key_object(r->uaddr, &key, &tab)) < 0)
-    return ret;
+  if ((ret = pf_key_object_os(r->uaddr, &key, &tab)) < 0)
+    return ret == -PF_EOSFUTEX && !r->pi ? pf_emu_os_futex(PF_OSF_WAIT, r)
+                                         : ret == -PF_EOSFUTEX ? -ENOSYS : ret;
   return pf_emu_wait_queued(r, tab, key);
 }

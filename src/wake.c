@@ -43,8 +43,8 @@ pf_emu_wake(const struct pf_req *r)
     return ret;
   if (r->nr == 0)
     return 0;
-  if ((ret = pf_key_object(r->uaddr, &key, &tab)) < 0)
-    return ret;
+  if ((ret = pf_key_object_os(r->uaddr, &key, &tab)) < 0)
+    return ret == -PF_EOSFUTEX ? pf_emu_os_futex(PF_OSF_WAKE, r) : ret;
   if (PF_LIKELY(pf_emu_nobody_waits(tab, &key, &idx)))  /* (B) */
     return 0;                                           /* fast path: no syscall */
   return pf_emu_wake_queued(tab, idx, key, r->mask, r->nr, r->uaddr);

@@ -22,8 +22,8 @@ pf_emu_wake_op(const struct pf_req *r)
   unsigned int old;
   int ret, cmp, n = 0, err = 0;
 
-  if ((ret = pf_key_make2(r, &k1, &t1, &k2, &t2)) < 0)   /* nothing stored yet */
-    return ret;
+  if ((ret = pf_key_make2_os(r, &k1, &t1, &k2, &t2)) < 0)   /* nothing stored yet */
+    return ret == -PF_EOSFUTEX ? pf_emu_os_futex(PF_OSF_WAKE_OP, r) : ret;
   if (!pf_wakeop_valid_op(r->wakeop))
     return -ENOSYS;                                     /* nothing stored */
   if ((ret = pf_word_check(r->uaddr2)) < 0)

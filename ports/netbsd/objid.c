@@ -34,8 +34,10 @@
  * kve_vn_fileid) and the byte offset kve_offset + (p - kve_start), the
  * kernel's own (object, offset) key in user-space terms; any other shared
  * mapping (anonymous, SysV, memfd, a private one minherit(2) made shared):
- * PF_OBJID_NONE (the op: ENOSYS, documented; use a region), never a key
- * that silently stays in the process.  The whole map is copied out on
+ * PF_OBJID_KERNEL: NetBSD's own __futex keys those (uvm_voaddr), so the
+ * port hands their shared ops to it whole (park.c pf_nbsd_os_futex;
+ * futex_waitv and the PI ops on them answer ENOSYS), never a key that
+ * silently stays in the process.  The whole map is copied out on
  * every call: the cost of a shared op outside regions here.
  *
  * Built twice, like park.c: for NetBSD, and over tests/shims/netbsd/, whose
@@ -132,5 +134,6 @@ PF_NETBSD_OBJID(const void *p, struct pf_os_objid *id)
     id->off = (uint64_t)e.kve_offset + (a - (uintptr_t)e.kve_start);
     return 1;
   }
-  return PF_OBJID_NONE;                      /* shared, and NetBSD names no object */
+  return PF_OBJID_KERNEL;                    /* shared, and NetBSD names no object: its
+                                                own futex keys it (park.c os_futex) */
 }

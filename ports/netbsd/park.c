@@ -205,6 +205,54 @@ pf_nbsd_collect(struct pf_parker *p, struct pf_park *k, int shared)
   pf_park_word_collect(pf_nbsd_park, p, k, shared);
 }
 
+/* The OS's own futex for the shared words NetBSD names no object for
+ * (src/port.h os_futex; ports/netbsd/objid.c answers PF_OBJID_KERNEL for
+ * anonymous shared memory, SysV segments and memfds): __futex keys a
+ * shared futex by uvm_voaddr, the object or anon and the offset, as Linux
+ * keys it, and takes every op of the engine with Linux's numbers, so the
+ * op goes there whole.  Waits use FUTEX_WAIT_BITSET with the front end's
+ * absolute deadline on its clock (FUTEX_CLOCK_REALTIME for realtime).
+ * Signals: NetBSD restarts the call after an SA_RESTART handler (timed
+ * ones too, the deadline kept), Linux does so for untimed waits only: a
+ * timed wait interrupted by such a handler goes on here where Linux would
+ * answer EINTR (doc/shared-futexes.md). */
+static long
+pf_nbsd_os_futex(int op, const struct pf_req *r)
+{
+  int saved = errno, fop;
+  struct timespec ts;
+  long ret;
+  switch (op) {
+  case PF_OSF_WAIT:
+    fop = FUTEX_WAIT_BITSET;
+    if (r->dl) {
+      ts = r->dl->abs;
+      if (r->dl->clock == PFUTEX_CLOCK_REALTIME)
+        fop |= FUTEX_CLOCK_REALTIME;
+    }
+    ret = syscall(SYS___futex, (int *)r->uaddr, fop, (int)r->val, r->dl ? &ts : NULL, NULL, 0,
+                  (int)r->mask);
+    break;
+  case PF_OSF_WAKE:
+    ret = syscall(SYS___futex, (int *)r->uaddr, FUTEX_WAKE_BITSET, r->nr, NULL, NULL, 0,
+                  (int)r->mask);
+    break;
+  case PF_OSF_REQUEUE:
+    ret = syscall(SYS___futex, (int *)r->uaddr, (r->flags & PF_F_CMP) ? FUTEX_CMP_REQUEUE : FUTEX_REQUEUE,
+                  r->nr, NULL, (int *)r->uaddr2, r->nr2, (int)r->val);
+    break;
+  case PF_OSF_WAKE_OP:
+    ret = syscall(SYS___futex, (int *)r->uaddr, FUTEX_WAKE_OP, r->nr, NULL, (int *)r->uaddr2, r->nr2,
+                  (int)r->wakeop);
+    break;
+  default:
+    return -ENOSYS;
+  }
+  ret = ret < 0 ? -errno : ret;
+  errno = saved;
+  return ret;
+}
+
 /* Which file a shared op's word maps, if any (ports/netbsd/objid.c; the
  * shim build asks through the shim's switch, tests/shims/netbsd/shim.h). */
 #ifdef PF_SHIM
@@ -223,4 +271,5 @@ const struct pf_port PF_PORT_VAR = {
   .unpark = pf_nbsd_unpark,
   .collect = pf_nbsd_collect,
   .object_id = PF_NETBSD_OBJID,
+  .os_futex = pf_nbsd_os_futex,
 };

@@ -2,9 +2,11 @@
  * pf_os_object_id answers): is the word's mapping shared, for shared
  * futexes outside regions (doc/shared-futexes.md).  OpenBSD names no
  * object to user space, so a shared mapping outside a region cannot be
- * keyed as its kernel keys it: such a word answers PF_OBJID_NONE (the op:
- * ENOSYS, documented; use a region), never a key that silently stays in
- * this process.  A private mapping keeps the address key.
+ * keyed in the engine's tables: such a word answers PF_OBJID_KERNEL, and
+ * its shared ops go to OpenBSD's own futex(2), which keys it by object
+ * (park.c pf_obsd_os_futex: waits and wakes; the ops futex(2) lacks answer
+ * ENOSYS), never a key that silently stays in this process.  A private
+ * mapping keeps the address key.
  *
  * The call (openbsd/src, checked with the search tool):
  *
@@ -34,7 +36,7 @@
  * So: no entry holds p, or it cannot be read: -EFAULT; copy-on-write and
  * not inherited shared (minherit(2) can make a private mapping shared
  * across fork): private, 0, except read-only anonymous memory, -EFAULT
- * (Linux's get_futex_key); anything else: PF_OBJID_NONE.
+ * (Linux's get_futex_key); anything else: PF_OBJID_KERNEL.
  *
  * Limit: the map query is not among the sysctls pledge(2) allows, so a
  * pledged process's shared op outside a region would be killed by the
@@ -136,5 +138,6 @@ PF_OPENBSD_OBJID(const void *p, struct pf_os_objid *id)
       return -EFAULT;                        /* read-only anonymous memory */
     return 0;                                /* private: keyed by address */
   }
-  return PF_OBJID_NONE;                      /* shared, and OpenBSD names no object */
+  return PF_OBJID_KERNEL;                    /* shared, and OpenBSD names no object: its
+                                                own futex keys it (park.c os_futex) */
 }

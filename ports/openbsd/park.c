@@ -145,6 +145,56 @@ pf_obsd_collect(struct pf_parker *p, struct pf_park *k, int shared)
   pf_park_word_collect(pf_obsd_park, p, k, shared);
 }
 
+/* The OS's own futex for the words of shared mappings (src/port.h
+ * os_futex; ports/openbsd/objid.c answers PF_OBJID_KERNEL for them):
+ * futex(2) without FUTEX_PRIVATE_FLAG keys a word of a MAP_INHERIT_SHARE
+ * mapping by its object or amap and offset (sys_futex.c futex_addrs), as
+ * Linux keys it, but has only FUTEX_WAIT (a relative timeout),
+ * FUTEX_WAKE and FUTEX_REQUEUE.  So: a wait or a wake of every bit
+ * (FUTEX_BITSET_MATCH_ANY) goes there; the rest (a bitset of some bits,
+ * requeue and cmp_requeue, wake_op) answers ENOSYS, loudly
+ * (FUTEX_REQUEUE's count is not confirmed to be Linux's).  The deadline
+ * becomes what is left of it once per call (a change of CLOCK_REALTIME
+ * during the wait is not followed: a sliced wait would lose a wake that
+ * comes between slices).  A handler with SA_RESTART ends the wait with
+ * ECANCELED: it is issued again, as Linux restarts it, except a legacy
+ * timed FUTEX_WAIT, which Linux ends with EINTR. */
+static long
+pf_obsd_os_futex(int op, const struct pf_req *r)
+{
+  int saved = errno, e;
+  long ret;
+  switch (op) {
+  case PF_OSF_WAIT:
+    if (r->mask != 0xffffffffu)
+      return -ENOSYS;
+    for (;;) {
+      struct timespec left;
+      if (r->dl && (ret = pf_deadline_left(r->dl, &left)) < 0)
+        break;
+      e = futex(r->uaddr, FUTEX_WAIT, (int)r->val, r->dl ? &left : NULL, NULL);
+      if (e == -1)
+        e = errno;                       /* else 0 or the error itself (header comment) */
+      if (e == ECANCELED && !(r->dl && (r->flags & PF_F_LEGACY)))
+        continue;                        /* Linux restarts it; the kernel re-reads the word */
+      ret = e == ECANCELED ? -EINTR : -e;
+      break;
+    }
+    break;
+  case PF_OSF_WAKE:
+    if (r->mask != 0xffffffffu)
+      return -ENOSYS;
+    ret = futex(r->uaddr, FUTEX_WAKE, r->nr, NULL, NULL);
+    if (ret < 0)
+      ret = -errno;
+    break;
+  default:
+    return -ENOSYS;
+  }
+  errno = saved;
+  return ret;
+}
+
 /* Is a shared op's word in a shared mapping (ports/openbsd/objid.c; the
  * shim build asks through the shim's switch, tests/shims/openbsd/shim.h). */
 #ifdef PF_SHIM
@@ -163,4 +213,5 @@ const struct pf_port PF_PORT_VAR = {
   .unpark = pf_obsd_unpark,
   .collect = pf_obsd_collect,
   .object_id = PF_OPENBSD_OBJID,
+  .os_futex = pf_obsd_os_futex,
 };

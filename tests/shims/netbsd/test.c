@@ -108,7 +108,7 @@ main(void)
   if (!be || strcmp(be, "emu:netbsd-shim") != 0)
     skip_all("the shim's own test runs once, under emu:netbsd-shim");
   PFT_SKIP_UNDER_TSAN();
-  plan(31 + 20);
+  plan(31 + 24);
   pft_watchdog(60);
   pf_shim_netbsd_set_spurious(0);
 
@@ -344,8 +344,8 @@ main(void)
     ok(pf_netbsd_shim_object_id(pv + 8, &id) == 0, "objid.c: a private mapping's word: keyed by address (0)");
     ok(pf_netbsd_shim_object_id(ro, &id) == -EFAULT,
        "objid.c: read-only private anonymous memory: -EFAULT (Linux's get_futex_key)");
-    ok(pf_netbsd_shim_object_id(sh + pg + 8, &id) == PF_OBJID_NONE,
-       "objid.c: MAP_SHARED|MAP_ANON: shared, no object NetBSD names (NONE)");
+    ok(pf_netbsd_shim_object_id(sh + pg + 8, &id) == PF_OBJID_KERNEL,
+       "objid.c: MAP_SHARED|MAP_ANON: shared, no object NetBSD names: its own futex keys it (KERNEL)");
     if ((fd = mkstemp(path)) < 0 || ftruncate(fd, 2 * pg) != 0)
       sysbail("mkstemp");
     unlink(path);
@@ -368,7 +368,7 @@ main(void)
       shmctl(segid, IPC_RMID, NULL);
     if (seg == (char *)-1)
       sysbail("shmget");
-    ok(pf_netbsd_shim_object_id(seg + 4, &id2) == PF_OBJID_NONE, "objid.c: a SysV segment's word: NONE");
+    ok(pf_netbsd_shim_object_id(seg + 4, &id2) == PF_OBJID_KERNEL, "objid.c: a SysV segment's word: KERNEL");
     {
       char name[64];
       snprintf(name, sizeof name, "/pfutex-shimnbsd-%d", (int)getpid());
@@ -404,10 +404,42 @@ main(void)
 
     /* the engine on this port, with NetBSD's answer (the real port's build) */
     pf_shim_netbsd_set_identity(1);
+    pf_shim_netbsd_set_spurious(0);
     *(volatile uint32_t *)sh = 0;
-    errno = 0;
-    ok(pfutex((uint32_t *)sh, FUTEX_WAKE, 1, NULL, NULL, 0) == -1 && errno == ENOSYS,
-       "pfutex: a shared FUTEX_WAKE on anonymous shared memory outside regions: ENOSYS, loudly");
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+      struct timespec t5 = { 5, 0 };
+      _exit(pfutex((uint32_t *)sh, FUTEX_WAIT, 0, &t5, NULL, 0) == 0 ? 0 : 1);
+    }
+    woken = 0;
+    for (i = 0; i < 500 && woken == 0; i++) {
+      woken = pfutex((uint32_t *)sh, FUTEX_WAKE, 1, NULL, NULL, 0);
+      if (woken == 0)
+        usleep(10000);
+    }
+    waitpid(pid, &status, 0);
+    ok(woken == 1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+       "pfutex: anonymous shared memory: a fork child's shared wait, on NetBSD's own __futex, woken by the "
+       "parent, count %ld (1)", woken);
+    {
+      struct pfutex_waitv wv = { 0, (uint64_t)(uintptr_t)sh, 0x02, 0 };
+      struct timespec abs;
+      clock_gettime(CLOCK_MONOTONIC, &abs);
+      abs.tv_sec += 1;
+      errno = 0;
+      ok(pfutex_waitv(&wv, 1, 0, &abs, CLOCK_MONOTONIC) == -1 && errno == ENOSYS,
+         "pfutex_waitv on such a word: ENOSYS (NetBSD has no waitv)");
+      errno = 0;
+      ok(pfutex((uint32_t *)sh, 6 /* FUTEX_LOCK_PI */, 0, NULL, NULL, 0) == -1 && errno == ENOSYS,
+         "FUTEX_LOCK_PI on such a word: ENOSYS");
+      errno = 0;
+      ok(pfutex((uint32_t *)sh, FUTEX_CMP_REQUEUE, 1, (const struct timespec *)1, (uint32_t *)(filesh + 64), 0)
+             == -1 && errno == EINVAL,
+         "cmp_requeue from such a word to a file's word (the engine's): EINVAL");
+      ok(pfutex((uint32_t *)sh, FUTEX_CMP_REQUEUE, 1, (const struct timespec *)1, (uint32_t *)sh + 1, 0) == 0,
+         "cmp_requeue between two such words: the kernel's, 0");
+    }
     *(volatile uint32_t *)(filesh + pg + 4) = 0;
     fflush(stdout);
     pid = fork();

@@ -67,7 +67,7 @@ main(void)
   if (!be || strcmp(be, "emu:openbsd-shim") != 0)
     skip_all("the shim's own test runs once, under emu:openbsd-shim");
   PFT_SKIP_UNDER_TSAN();
-  plan(24 + 23);
+  plan(24 + 25);
   pft_watchdog(60);
   pf_shim_openbsd_set_spurious(0);
 
@@ -293,8 +293,9 @@ main(void)
     ok(pf_openbsd_shim_object_id(pv + 8, &id) == 0, "objid.c: a private mapping's word: keyed by address (0)");
     ok(pf_openbsd_shim_object_id(ro, &id) == -EFAULT,
        "objid.c: read-only private anonymous memory: -EFAULT (Linux's get_futex_key)");
-    ok(pf_openbsd_shim_object_id(sh + pg + 8, &id) == PF_OBJID_NONE,
-       "objid.c: a word inside a MAP_SHARED|MAP_ANON mapping, past its first page: shared, no identity (NONE)");
+    ok(pf_openbsd_shim_object_id(sh + pg + 8, &id) == PF_OBJID_KERNEL,
+       "objid.c: a word inside a MAP_SHARED|MAP_ANON mapping, past its first page: shared, no identity: "
+       "the OS's futex keys it (KERNEL)");
     ok(pf_openbsd_shim_object_id(none, &id) == -EFAULT, "objid.c: a PROT_NONE page: -EFAULT");
     gone = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (gone == MAP_FAILED)
@@ -309,8 +310,8 @@ main(void)
     close(fd);
     if (filesh == MAP_FAILED || filepv == MAP_FAILED)
       sysbail("mmap");
-    ok(pf_openbsd_shim_object_id(filesh + pg + 4, &id) == PF_OBJID_NONE,
-       "objid.c: a MAP_SHARED file's word: NONE (no inode in kinfo_vmentry)");
+    ok(pf_openbsd_shim_object_id(filesh + pg + 4, &id) == PF_OBJID_KERNEL,
+       "objid.c: a MAP_SHARED file's word: KERNEL (no inode in kinfo_vmentry)");
     ok(pf_openbsd_shim_object_id(filepv + 4, &id) == 0,
        "objid.c: a read-only MAP_PRIVATE file's word: private, keyed by address (a file, not anonymous)");
     segid = shmget(IPC_PRIVATE, (size_t)pg, IPC_CREAT | 0600);
@@ -319,7 +320,7 @@ main(void)
       shmctl(segid, IPC_RMID, NULL);
     if (seg == (char *)-1)
       sysbail("shmget");
-    ok(pf_openbsd_shim_object_id(seg + 4, &id) == PF_OBJID_NONE, "objid.c: a SysV segment's word: NONE");
+    ok(pf_openbsd_shim_object_id(seg + 4, &id) == PF_OBJID_KERNEL, "objid.c: a SysV segment's word: KERNEL");
     /* more entries than one buffer holds (64 KiB / record): the walk goes on
      * from the last entry's start + 1 */
     many = mmap(NULL, (size_t)nmaps * (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
@@ -331,20 +332,43 @@ main(void)
     q0 = pf_shim_openbsd_sysctls();
     i = pf_openbsd_shim_object_id(many + (size_t)(nmaps - 1) * (size_t)pg + 8, &id);
     q0 = pf_shim_openbsd_sysctls() - q0;
-    ok(nmaps > (int)(64 * 1024 / sizeof k[0]) && i == PF_OBJID_NONE && q0 >= 3,
+    ok(nmaps > (int)(64 * 1024 / sizeof k[0]) && i == PF_OBJID_KERNEL && q0 >= 3,
        "objid.c: a word past the first buffer's worth of entries is still found (%lu queries)", q0);
 
     /* the engine on this port, with OpenBSD's answer (the real port's build) */
     pf_shim_openbsd_set_identity(1);
+    pf_shim_openbsd_set_spurious(0);
     *(volatile uint32_t *)sh = 0;
     q0 = pf_shim_openbsd_sysctls();
+    fflush(stdout);
+    pid = fork();
+    if (pid == 0) {
+      struct timespec t5 = { 5, 0 };
+      _exit(pfutex((uint32_t *)sh, 0 /* FUTEX_WAIT */, 0, &t5, NULL, 0) == 0 ? 0 : 1);
+    }
+    {
+      long woken = 0;
+      int tries;
+      for (tries = 0; tries < 500 && woken == 0; tries++) {
+        woken = pfutex((uint32_t *)sh, 1 /* FUTEX_WAKE */, 1, NULL, NULL, 0);
+        if (woken == 0)
+          usleep(10000);
+      }
+      waitpid(pid, &st, 0);
+      ok(woken == 1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && pf_shim_openbsd_sysctls() > q0,
+         "pfutex: MAP_SHARED|MAP_ANON before fork: the child's shared wait, on OpenBSD's own futex(2), "
+         "is woken by the parent's shared wake, count %ld (1)", woken);
+    }
     errno = 0;
-    ok(pfutex((uint32_t *)sh, 1 /* FUTEX_WAKE */, 1, NULL, NULL, 0) == -1 && errno == ENOSYS
-           && pf_shim_openbsd_sysctls() > q0,
-       "pfutex: a shared FUTEX_WAKE on a MAP_SHARED word outside regions: ENOSYS, loudly (no identity)");
+    ok(pfutex((uint32_t *)sh, 0 /* FUTEX_WAIT */, 0, &rel, NULL, 0) == -1 && errno == ETIMEDOUT,
+       "pfutex: a shared FUTEX_WAIT there times out (futex(2)'s relative timeout)");
     errno = 0;
-    ok(pfutex((uint32_t *)sh, 0 /* FUTEX_WAIT */, 0, &rel, NULL, 0) == -1 && errno == ENOSYS,
-       "pfutex: a shared FUTEX_WAIT there whose word matches: ENOSYS, never a sleep no other process can end");
+    ok(pfutex((uint32_t *)sh, 4 /* FUTEX_CMP_REQUEUE */, 1, (const struct timespec *)1, (uint32_t *)sh + 1, 0)
+           == -1 && errno == ENOSYS,
+       "pfutex: FUTEX_CMP_REQUEUE there: ENOSYS, loudly (futex(2) cannot compare)");
+    errno = 0;
+    ok(pfutex((uint32_t *)sh, 10 /* FUTEX_WAKE_BITSET */, 1, NULL, NULL, 2) == -1 && errno == ENOSYS,
+       "pfutex: FUTEX_WAKE_BITSET of one bit there: ENOSYS (futex(2) has no bitsets)");
     errno = 0;
     ok(pfutex((uint32_t *)sh, 0 | 128, 0, &rel, NULL, 0) == -1 && errno == ETIMEDOUT,
        "pfutex: FUTEX_WAIT_PRIVATE on the same word: keyed in the process, times out");
@@ -357,8 +381,9 @@ main(void)
     ok(pfutex((uint32_t *)ro, 1, 1, NULL, NULL, 0) == -1 && errno == EFAULT,
        "pfutex: a shared FUTEX_WAKE on read-only private anonymous memory: EFAULT, as Linux");
     pf_shim_openbsd_set_identity(0);
-    ok(pfutex((uint32_t *)sh, 1, 1, NULL, NULL, 0) == 0,
-       "with the shim's default (Linux's identity) the same wake keys the object: 0");
+    ok(pfutex((uint32_t *)sh, 4 /* FUTEX_CMP_REQUEUE */, 1, (const struct timespec *)1, (uint32_t *)sh + 1, 0)
+           == 0,
+       "with the shim's default (Linux's identity) the same cmp_requeue is the engine's: 0");
     munmap(many, (size_t)nmaps * (size_t)pg);
     shmdt(seg);
     munmap(filesh, (size_t)(2 * pg));
