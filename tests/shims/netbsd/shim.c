@@ -25,8 +25,9 @@
  *     synchronous fault signals excepted) has SA_RESTART.  Exact when the
  *     process's handlers agree, which the suite's tests arrange.
  *   - FUTEX_WAKE / FUTEX_WAKE_BITSET: val < 0 is EINVAL; returns how many
- *     were woken.  REQUEUE, CMP_REQUEUE, WAKE_OP: passed to Linux (unused
- *     by the port); others ENOSYS.
+ *     were woken.  REQUEUE, CMP_REQUEUE, WAKE_OP: passed to Linux (the
+ *     port's os_futex sends them for shared words NetBSD names no object
+ *     for); others ENOSYS.
  *   - Keys: FUTEX_PRIVATE_FLAG -> a Linux private futex (NetBSD keys it by
  *     vmspace and address); without it -> a Linux shared futex (NetBSD:
  *     uvm_voaddr, the object and offset), so waits and wakes meet across
