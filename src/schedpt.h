@@ -56,6 +56,19 @@ void pf_sched_spin(const char *file, int line);
 /* Set by wait.c around a region's park that is only a slice (R). */
 extern __thread int pf_sched_slice;
 #define PF_SCHED_SLICE(v) (pf_sched_slice = (v))
+/* Set by waitv.c around a slice of a futex_waitv with further tables'
+ * words (src/waitv.c): what the slice's end looks at besides its own
+ * parker, so the scheduler may fire the slice once one of them would end
+ * the wait: state words of slots (in shared memory, the same address in
+ * every process of a region), each ready when it is not QUEUED (a further
+ * table's parker, rung) or when it is WAKING (a member, counted). */
+#define PF_SCHED_ALT_MAX 8
+struct pf_sched_alt {
+  int n;
+  const volatile unsigned int *state[PF_SCHED_ALT_MAX];
+  int waking[PF_SCHED_ALT_MAX];          /* 0: ready when not QUEUED; 1: when WAKING */
+};
+extern __thread struct pf_sched_alt pf_sched_alt;
 
 extern const struct pf_backend pf_backend_emu_sched;
 

@@ -251,6 +251,29 @@ pf_vx_any_waking(const struct pf_waiter *w, const struct pf_vx_entry *e, const p
   return 0;
 }
 
+#ifdef PF_SCHED_POINTS
+/* For the explorer (src/schedpt.h pf_sched_alt): what pf_vx_any_waking
+ * looks at after a slice, as slot state words: the further tables'
+ * parkers and the shared tables' members. */
+static void
+pf_vx_sched_alt(const struct pf_waiter *w, const struct pf_vx_entry *e, const pf_ref *mref, uint32_t nr)
+{
+  struct pf_thread *rec;
+  uint32_t i;
+  int n = 0;
+  for (rec = w->vx_sec; rec && n < PF_SCHED_ALT_MAX; rec = rec->vx_next) {
+    pf_sched_alt.state[n] = (const volatile unsigned int *)&rec->vx_ptab->slots[rec->vx_pref - 1].state;
+    pf_sched_alt.waking[n++] = 0;
+  }
+  for (i = 0; i < nr && n < PF_SCHED_ALT_MAX; i++)
+    if (mref[i]) {
+      pf_sched_alt.state[n] = (const volatile unsigned int *)&e[i].tab->slots[mref[i] - 1].state;
+      pf_sched_alt.waking[n++] = 1;
+    }
+  pf_sched_alt.n = n;
+}
+#endif
+
 /* The parker a member of table tab names: the wait's own (w->ref) in the
  * first shared table, a further table's (its lent record's) elsewhere. */
 static pf_ref
@@ -429,8 +452,15 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *const *tab
     }
     w->vx_sliced = !last;                   /* (the explorer fires a slice only once
                                                the parker was rung: src/schedpt.h) */
+#ifdef PF_SCHED_POINTS
+    if (w->vx_sec && !last)
+      pf_vx_sched_alt(w, e, mref, nr);
+#endif
     ret = pf_waiter_park(w, last ? dl : &slice, async);
     w->vx_sliced = 0;
+#ifdef PF_SCHED_POINTS
+    pf_sched_alt.n = 0;
+#endif
     if (ret == -ETIMEDOUT && !last) {
       if (pf_vx_any_waking(w, e, mref, nr)) {
         ret = 0;                            /* counted (its waker gone, or another table's

@@ -26,6 +26,8 @@ struct sched_thread {
   int state;
   const volatile unsigned int *word;   /* T_PARK: the token word */
   int timed;                            /* T_PARK: 0, 1 a deadline, 2 a region's slice */
+  struct pf_sched_alt alt;              /* T_PARK, a slice: what else may end it (a
+                                           waitv's further tables: src/schedpt.h) */
   int reason;                           /* why it was resumed (R_*) */
   unsigned long spin_mark;              /* T_SPIN: progress when it spun */
   const volatile unsigned int *last;    /* the word of its last point (the lock it spins on) */
@@ -148,12 +150,26 @@ park_queued(const volatile unsigned int *w)
   return *(const volatile uint32_t *)&n->state == PF_W_QUEUED;
 }
 
+/* Would a waitv's slice end find something (src/waitv.c
+ * pf_vx_any_waking: a further table's parker rung, a member WAKING)? */
+static int
+alt_ready(const struct pf_sched_alt *a)
+{
+  int i;
+  for (i = 0; i < a->n && i < PF_SCHED_ALT_MAX; i++) {
+    unsigned int s = *a->state[i];
+    if (a->waking[i] ? s == PF_W_WAKING : s != PF_W_QUEUED)
+      return 1;
+  }
+  return 0;
+}
+
 static int
 timeout_enabled(int t)
 {
   if (th[t].state != T_PARK || !th[t].timed || *th[t].word != 0)
     return 0;
-  return th[t].timed == 1 || !park_queued(th[t].word);
+  return th[t].timed == 1 || !park_queued(th[t].word) || alt_ready(&th[t].alt);
 }
 
 static int
@@ -364,6 +380,9 @@ hook_park(const volatile unsigned int *word, int timed)
     th[me].state = T_PARK;
     th[me].word = word;
     th[me].timed = timed;
+    th[me].alt = pf_sched_alt;
+    if (timed != 2)
+      th[me].alt.n = 0;
     decide();
     th[me].state = T_RUN;
     switch (th[me].reason) {

@@ -215,6 +215,24 @@ static const struct scenario scenarios[] = {
     { { WAITV(W_A, W_B), END }, { SET(W_B, 1), WAKEALL(W_B), END } }, RGN(0) },
   { "r:timedwaitv/wake_op", 2, { 0 }, 1,
     { { TWAITV(W_A, W_B), END }, { SET(W_A, 1), WAKEOP(W_A, W_B, 1, 1), END } }, RGN(0) },
+  /* futex_waitv over two regions (A in the first, B and C in the second):
+   * a wake through the second rings its own parker, which the waitv looks
+   * at after each slice (src/waitv.c); the scheduler fires a slice once
+   * that end would find something (src/schedpt.h pf_sched_alt) */
+#define RGN2(...) 2, { 0, 1, 2, 3 }, { __VA_ARGS__ }
+  { "r2:waitv/wake B", 2, { 0 }, 1,
+    { { WAITV(W_A, W_B), END }, { SET(W_B, 1), WAKEALL(W_B), END } }, RGN2(0) },
+  { "r2:timedwaitv/wake A,wake B", 2, { 0 }, 1,
+    { { TWAITV(W_A, W_B), END }, { SET(W_A, 1), WAKE(W_A, 1), SET(W_B, 1), WAKE(W_B, 1), END } },
+    RGN2(0) },
+  { "r2:waitv,wait B/wake1 B,wake1 B", 3, { 0 }, 1,
+    { { WAITV(W_A, W_B), END }, { WAIT(W_B), END },
+      { SET(W_B, 1), WAKE(W_B, 1), WAKE(W_B, 1), END } }, RGN2(0, 0, 0) },
+  { "r2:waitv/cmp_requeue B->C", 2, { 0 }, 1,
+    { { WAITV(W_A, W_B), END },
+      { SET(W_B, 1), CMPREQ(W_B, 1, W_C, 0, 1), SET(W_C, 1), WAKEALL(W_C), END } }, RGN2(0) },
+  { "r2:timedwaitv/wake_op A,B", 2, { 0 }, 1,
+    { { TWAITV(W_A, W_B), END }, { SET(W_A, 1), WAKEOP(W_A, W_B, 1, 1), END } }, RGN2(0) },
 };
 #define NFIXED (int)(sizeof scenarios / sizeof scenarios[0])
 
@@ -340,27 +358,42 @@ enum { DS_NONE = -1 };
 static struct counts *cnt;
 static unsigned int flags;              /* PFUTEX_PRIVATE, or shared for a region */
 static struct pf_region *rgn;           /* a region scenario's region */
+static struct pf_region *rgn2;          /* a two-region scenario's second: B and C */
 
 /* A region scenario: the words in a small anonymous region, one word per
- * bucket for A, B, C and another of A's bucket for D. */
-static void
-pick_region_words(void)
+ * bucket for A, B, C and another of A's bucket for D; with two regions
+ * (region 2), B and C in a second one (a futex_waitv over both: its
+ * further table's parker, src/waitv.c). */
+static struct pf_region *
+small_region(void)
 {
   pfutex_region_attr_t at;
-  struct pf_key k;
-  struct pf_table *tab;
-  uint32_t used[W_N], b, *base;
-  int n = 0, i, w;
+  struct pf_region *r;
   memset(&at, 0, sizeof at);
   at.slots = 8;
   at.buckets = 4;
   at.procs = 8;
-  rgn = (struct pf_region *)pfutex_region_anon_attr(4096, &at);
-  if (!rgn) {
+  r = (struct pf_region *)pfutex_region_anon_attr(4096, &at);
+  if (!r)
     sched_fail("pfutex_region_anon_attr: %s", strerror(errno));
+  return r;
+}
+
+static void
+pick_region_words(void)
+{
+  struct pf_key k;
+  struct pf_table *tab;
+  uint32_t used[W_N], b, *base, *base2;
+  int n = 0, i, w;
+  if (!(rgn = small_region()))
+    return;
+  if (sc->region == 2 && !(rgn2 = small_region())) {
+    rgn = NULL;
     return;
   }
   base = pfutex_region_addr((pfutex_region_t *)rgn);
+  base2 = rgn2 ? pfutex_region_addr((pfutex_region_t *)rgn2) : NULL;
   for (i = 0; i < 1024 && n < W_C + 1; i++) {
     pf_region_key(rgn, &base[i], &k, &tab);
     b = pf_key_bucket(tab, &k);
@@ -377,6 +410,30 @@ pick_region_words(void)
       break;
   }
   words[W_D] = i < 1024 ? &base[i] : NULL;
+  if (base2) {                                 /* B and C: two buckets of the second */
+    words[W_B] = &base2[0];
+    pf_region_key(rgn2, &base2[0], &k, &tab);
+    b = pf_key_bucket(tab, &k);
+    for (i = 1; i < 1024; i++) {
+      pf_region_key(rgn2, &base2[i], &k, &tab);
+      if (pf_key_bucket(tab, &k) != b)
+        break;
+    }
+    words[W_C] = &base2[i < 1024 ? i : 1];
+  }
+}
+
+/* The region holding word w. */
+static struct pf_region *
+word_region(int w)
+{
+  const char *a = (const char *)words[w], *b2;
+  if (rgn2) {
+    b2 = pfutex_region_addr((pfutex_region_t *)rgn2);
+    if (a >= b2 && a < b2 + pfutex_region_size((pfutex_region_t *)rgn2))
+      return rgn2;
+  }
+  return rgn;
 }
 
 /* The key (table, word, space) of word w. */
@@ -384,7 +441,7 @@ static void
 word_key(int w, struct pf_key *k, struct pf_table **tab)
 {
   if (rgn) {
-    pf_region_key(rgn, words[w], k, tab);
+    pf_region_key(word_region(w), words[w], k, tab);
   } else {
     k->space = PF_KEY_PRIVATE;
     k->word = (uintptr_t)words[w];
@@ -685,6 +742,18 @@ check_end_region(void)
   else if (st.queued || st.slots_live || st.slots_dead)
     sched_fail("at the end, %u node(s) queued, %u slot(s) live, %u dead after scavenging", st.queued,
                st.slots_live, st.slots_dead);
+  if (rgn2) {
+    if (pf_region_check(rgn2, &st, &why) < 0) {
+      sched_fail("at the end, the second region is inconsistent: %s", why);
+      return;
+    }
+    pf_region_scavenge(rgn2);
+    if (pf_region_check(rgn2, &st, &why) < 0)
+      sched_fail("after scavenging, the second region is inconsistent: %s", why);
+    else if (st.queued || st.slots_live || st.slots_dead)
+      sched_fail("at the end, the second region: %u node(s) queued, %u slot(s) live, %u dead after "
+                 "scavenging", st.queued, st.slots_live, st.slots_dead);
+  }
 }
 
 /* ---- Strategies (the child's side) ----------------------------------------------- */
@@ -780,6 +849,7 @@ run_one(const struct scenario *s)
   cnt->victim = -1;
   cnt->dead_slot = DS_NONE;
   rgn = NULL;
+  rgn2 = NULL;
   tr->failed = 0;
   tr->verdict[0] = 0;
   fflush(stdout);
