@@ -41,6 +41,7 @@ struct sched_proc {
   pid_t pid;
   int dying, dead;
   uint32_t lockid;                      /* its region lock id (0: none) */
+  uint32_t lockid2;                     /* its lock id in a second region (0: none) */
   sem_t done;                           /* the schedule is over */
   sem_t release;                        /* its threads may exit */
   sem_t ready;                          /* its threads exist */
@@ -115,6 +116,12 @@ sched_set_lockid(int p, uint32_t id)
   S->pr[p].lockid = id;
 }
 
+void
+sched_set_lockid2(int p, uint32_t id)
+{
+  S->pr[p].lockid2 = id;
+}
+
 int
 sched_proc_dead(int p)
 {
@@ -135,7 +142,7 @@ lockid_dead(unsigned int v)
   if (!S->multi || v == 0)
     return 0;
   for (p = 0; p < S->nproc; p++)
-    if (S->pr[p].lockid == v && (S->pr[p].dead || S->pr[p].dying))
+    if ((S->pr[p].lockid == v || S->pr[p].lockid2 == v) && (S->pr[p].dead || S->pr[p].dying))
       return 1;
   return 0;
 }

@@ -84,6 +84,8 @@ int sched_run_procs(int nth, const int *proc, int nproc, void (*body)(int), cons
 /* Multi-process schedules: p's region lock id (from pinit), so that a
  * lock waiter spinning on a dead process's lock is let run; is p dead? */
 void sched_set_lockid(int p, uint32_t id);
+/* The same for a second region (a two-region scenario). */
+void sched_set_lockid2(int p, uint32_t id);
 int sched_proc_dead(int p);
 int sched_thread_dead(int t);
 /* The virtual time controlled threads see (pf_clock_now). */

@@ -233,6 +233,12 @@ static const struct scenario scenarios[] = {
       { SET(W_B, 1), CMPREQ(W_B, 1, W_C, 0, 1), SET(W_C, 1), WAKEALL(W_C), END } }, RGN2(0) },
   { "r2:timedwaitv/wake_op A,B", 2, { 0 }, 1,
     { { TWAITV(W_A, W_B), END }, { SET(W_A, 1), WAKEOP(W_A, W_B, 1, 1), END } }, RGN2(0) },
+  /* the waker dies at any of its points: a member it counted (WAKING)
+   * before it could ring the second region's parker is found by the
+   * waitv's slice end; the second waker's wake covers the rest */
+  { "r2:waitv/wake B+dies,wake B", 3, { 0 }, 1,
+    { { WAITV(W_A, W_B), END }, { SET(W_B, 1), WAKEALL(W_B), END },
+      { SET(W_B, 1), WAKEALL(W_B), END } }, RGN2(0, 1, 0) },
 };
 #define NFIXED (int)(sizeof scenarios / sizeof scenarios[0])
 
@@ -668,6 +674,8 @@ proc_init(int p)
 {
   cnt->lockid[p] = rgn->att->me;               /* its entry, claimed at fork (src/region/proc.c) */
   sched_set_lockid(p, rgn->att->me);
+  if (rgn2)
+    sched_set_lockid2(p, rgn2->att->me);
 }
 
 /* The reaper, right after it reaped the killed process p, before anyone
