@@ -236,6 +236,12 @@ static const struct scenario scenarios[] = {
   /* the waker dies at any of its points: a member it counted (WAKING)
    * before it could ring the second region's parker is found by the
    * waitv's slice end; the second waker's wake covers the rest */
+  /* the waitv's process dies at any of its points: wakes then count
+   * only the members they found WAKING before it died, and both regions
+   * give its slots back */
+  { "r2:waitv+dies/wake A,wake B", 2, { 0 }, 1,
+    { { WAITV(W_A, W_B), END }, { SET(W_A, 1), WAKE(W_A, 1), SET(W_B, 1), WAKEALL(W_B), END } },
+    RGN2(1, 0) },
   { "r2:waitv/wake B+dies,wake B", 3, { 0 }, 1,
     { { WAITV(W_A, W_B), END }, { SET(W_B, 1), WAKEALL(W_B), END },
       { SET(W_B, 1), WAKEALL(W_B), END } }, RGN2(0, 1, 0) },
@@ -357,9 +363,14 @@ struct counts {
   int in_op[SCHED_MAXT];                /* OP_* in progress, or OP_END */
   int in_nr[SCHED_MAXT];                /* a wake in progress: at most this many */
   uint32_t lockid[SCHED_MAXP];          /* each process's region lock id */
+  uint32_t lockid2[SCHED_MAXP];         /* ... and its id in the second region */
   int victim;                           /* the killed thread, or -1 */
   int dead_slot;                        /* the killed thread's wait slot at its death: */
-};                                      /* -1 none, else its state (PF_W_*) */
+                                        /* -1 none, else its state (PF_W_*) */
+  int dead_waking;                      /* a killed waitv: its members WAKING at its death
+                                           (counted by a wake before it died) */
+  int dead_members;                     /* ... and its members still QUEUED or WAKING then */
+};
 enum { DS_NONE = -1 };
 static struct counts *cnt;
 static unsigned int flags;              /* PFUTEX_PRIVATE, or shared for a region */
@@ -674,8 +685,10 @@ proc_init(int p)
 {
   cnt->lockid[p] = rgn->att->me;               /* its entry, claimed at fork (src/region/proc.c) */
   sched_set_lockid(p, rgn->att->me);
-  if (rgn2)
+  if (rgn2) {
+    cnt->lockid2[p] = rgn2->att->me;
     sched_set_lockid2(p, rgn2->att->me);
+  }
 }
 
 /* The reaper, right after it reaped the killed process p, before anyone
@@ -689,6 +702,33 @@ on_death(int p)
     ;
   cnt->victim = t;
   cnt->dead_slot = DS_NONE;
+  cnt->dead_waking = 0;
+  cnt->dead_members = 0;
+  if (t < sc->nth && cnt->in_op[t] == OP_WAITV) {
+    /* its members in either region (a member's pi: PF_PI_VX, not the parker's) */
+    struct pf_region *rs[2];
+    uint32_t ids[2];
+    int r;
+    rs[0] = rgn, rs[1] = rgn2;
+    ids[0] = cnt->lockid[p], ids[1] = cnt->lockid2[p];
+    for (r = 0; r < 2; r++)
+      for (s = 0; rs[r] && s < rs[r]->att->tab.nslots; s++) {
+        const struct pf_node *n = &rs[r]->att->tab.slots[s];
+        uint32_t pi = *(const volatile uint32_t *)&n->pi;
+        if (*(const volatile uint32_t *)&n->owner != ids[r] || (pi & PF_PI_KIND) != PF_PI_VX
+            || pi == PF_VX_PARKER)
+          continue;
+        switch (*(const volatile uint32_t *)&n->state) {
+        case PF_W_WAKING:
+          cnt->dead_waking++;
+          /* FALLTHROUGH */
+        case PF_W_QUEUED:
+          cnt->dead_members++;
+          break;
+        }
+      }
+    return;
+  }
   if (t == sc->nth || cnt->in_op[t] != OP_WAIT)
     return;
   for (s = 0; s < rgn->att->tab.nslots; s++)
@@ -720,6 +760,14 @@ check_end_region(void)
         lo = hi = -1;
       else if (cnt->dead_slot != PF_W_QUEUED && cnt->dead_slot != PF_W_DETACHED)
         lo = -1;                          /* before its slot was queued, or after it was woken */
+      break;
+    case OP_WAITV:
+      /* its members counted before it died, no others: those WAKING at
+       * its death for sure; those its end had taken off already (found
+       * woken or not: its count died with it) perhaps; a member still
+       * QUEUED then is never counted */
+      hi = -cnt->dead_waking;
+      lo = hi - (2 - cnt->dead_members);
       break;
     case OP_WAKE:
     case OP_REQUEUE:
