@@ -150,10 +150,11 @@ pf_obsd_collect(struct pf_parker *p, struct pf_park *k, int shared)
  * futex(2) without FUTEX_PRIVATE_FLAG keys a word of a MAP_INHERIT_SHARE
  * mapping by its object or amap and offset (sys_futex.c futex_addrs), as
  * Linux keys it, but has only FUTEX_WAIT (a relative timeout),
- * FUTEX_WAKE and FUTEX_REQUEUE.  So: a wait or a wake of every bit
- * (FUTEX_BITSET_MATCH_ANY) goes there; the rest (a bitset of some bits,
- * requeue and cmp_requeue, wake_op) answers ENOSYS, loudly
- * (FUTEX_REQUEUE's count is not confirmed to be Linux's).  The deadline
+ * FUTEX_WAKE and FUTEX_REQUEUE (sys_futex.c futex_requeue: wakes n,
+ * moves up to m, the timeout argument, and returns woken + moved, as
+ * Linux's).  So: a wait or a wake of every bit (FUTEX_BITSET_MATCH_ANY)
+ * and a plain requeue go there; the rest (a bitset of some bits,
+ * cmp_requeue, wake_op) answers ENOSYS, loudly.  The deadline
  * becomes what is left of it once per call (a change of CLOCK_REALTIME
  * during the wait is not followed: a sliced wait would lose a wake that
  * comes between slices).  A handler with SA_RESTART ends the wait with
@@ -185,6 +186,13 @@ pf_obsd_os_futex(int op, const struct pf_req *r)
     if (r->mask != 0xffffffffu)
       return -ENOSYS;
     ret = futex(r->uaddr, FUTEX_WAKE, r->nr, NULL, NULL);
+    if (ret < 0)
+      ret = -errno;
+    break;
+  case PF_OSF_REQUEUE:
+    if (r->flags & PF_F_CMP)
+      return -ENOSYS;                      /* no compare: it would race the caller's */
+    ret = futex(r->uaddr, FUTEX_REQUEUE, r->nr, (const struct timespec *)(uintptr_t)r->nr2, r->uaddr2);
     if (ret < 0)
       ret = -errno;
     break;

@@ -18,8 +18,9 @@
  *     decides restarts the same way, src/thread.c pf_sig_restartable).
  *   - FUTEX_WAKE: wakes up to val waiters, returns how many.
  *   - FUTEX_REQUEUE: wakes val, moves up to (uint32_t)(uintptr_t)timeout to
- *     uaddr2, returns the number woken (Linux's FUTEX_REQUEUE; unused by
- *     the port).
+ *     uaddr2, returns the number woken and moved (sys_futex.c
+ *     futex_requeue's count, as Linux's FUTEX_REQUEUE; the port's
+ *     os_futex sends it for words of shared mappings).
  *   - Other ops: ENOSYS.
  *   - Keys: FUTEX_PRIVATE_FLAG -> a Linux private futex (keyed in this
  *     process); without it -> a Linux shared futex, which on MAP_SHARED

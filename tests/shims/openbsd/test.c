@@ -67,7 +67,7 @@ main(void)
   if (!be || strcmp(be, "emu:openbsd-shim") != 0)
     skip_all("the shim's own test runs once, under emu:openbsd-shim");
   PFT_SKIP_UNDER_TSAN();
-  plan(24 + 25);
+  plan(24 + 26);
   pft_watchdog(60);
   pf_shim_openbsd_set_spurious(0);
 
@@ -366,6 +366,29 @@ main(void)
     ok(pfutex((uint32_t *)sh, 4 /* FUTEX_CMP_REQUEUE */, 1, (const struct timespec *)1, (uint32_t *)sh + 1, 0)
            == -1 && errno == ENOSYS,
        "pfutex: FUTEX_CMP_REQUEUE there: ENOSYS, loudly (futex(2) cannot compare)");
+    {
+      long moved = 0, woken = 0;
+      int tries;
+      ((volatile uint32_t *)sh)[0] = 0;
+      ((volatile uint32_t *)sh)[1] = 0;
+      fflush(stdout);
+      pid = fork();
+      if (pid == 0) {
+        struct timespec t5 = { 5, 0 };
+        _exit(pfutex((uint32_t *)sh, 0 /* FUTEX_WAIT */, 0, &t5, NULL, 0) == 0 ? 0 : 1);
+      }
+      for (tries = 0; tries < 500 && moved == 0; tries++) {
+        moved = pfutex((uint32_t *)sh, 3 /* FUTEX_REQUEUE */, 0, (const struct timespec *)1, (uint32_t *)sh + 1,
+                       0);
+        if (moved == 0)
+          usleep(10000);
+      }
+      woken = pfutex((uint32_t *)sh + 1, 1 /* FUTEX_WAKE */, 1, NULL, NULL, 0);
+      waitpid(pid, &st, 0);
+      ok(moved == 1 && woken == 1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+         "pfutex: a plain FUTEX_REQUEUE there moves a fork child's waiter (%ld), a wake of the target "
+         "wakes it (%ld): futex(2)'s own", moved, woken);
+    }
     errno = 0;
     ok(pfutex((uint32_t *)sh, 10 /* FUTEX_WAKE_BITSET */, 1, NULL, NULL, 2) == -1 && errno == ENOSYS,
        "pfutex: FUTEX_WAKE_BITSET of one bit there: ENOSYS (futex(2) has no bitsets)");
