@@ -31,10 +31,10 @@
  * (the model of the OS's map query through ports/<os>/objid.c, as the real
  * port is built: $PF_SHIM_<OS>_IDENTITY=1, set before the first op), so
  * these scenarios run that code: FreeBSD keys every kind itself, NetBSD
- * files and POSIX shm, and hands anonymous, SysV and memfd words to its own
- * __futex (the model: Linux's); OpenBSD hands every kind to its futex(2),
- * which has waits and wakes only: there the scenarios of waits and wakes
- * run, and the other ops must answer ENOSYS (check_os_limits).
+ * files and POSIX shm, and hands the waits and wakes of anonymous, SysV
+ * and memfd words to its own __futex (the model: Linux's); OpenBSD hands
+ * every kind's to its futex(2): there the scenarios of waits and wakes
+ * run, and cmp_requeue and wake_op must answer ENOSYS (check_os_limits).
  * POSIX hosts with fork(); the exec'd processes run this program again
  * ("--waiter"). */
 #ifdef HAVE_CONFIG_H
@@ -548,9 +548,9 @@ check_private_vs_shared(void)
   so_unmap(&o, p, 0);
 }
 
-/* The BSD shim backends' own identity (header comment): on OpenBSD the
- * OS's futex(2) takes every kind, and has waits and wakes only (a bit per
- * kind of shm_obj.h), set by os_identity. */
+/* The BSD shim backends' own identity (header comment): the kinds whose
+ * ops go to the OS's own futex, which takes waits and wakes only as Linux
+ * does (a bit per kind of shm_obj.h), set by os_identity. */
 static unsigned int waitwake_kinds;
 
 static void
@@ -563,6 +563,7 @@ os_identity(void)
     setenv("PF_SHIM_FREEBSD_IDENTITY", "1", 1);
   } else if (strcmp(be, "emu:netbsd-shim") == 0) {
     setenv("PF_SHIM_NETBSD_IDENTITY", "1", 1);   /* anon, sysv, memfd: NetBSD's __futex */
+    waitwake_kinds = 1u << 0 | 1u << 3 | 1u << 4;
   } else if (strcmp(be, "emu:openbsd-shim") == 0) {
     setenv("PF_SHIM_OPENBSD_IDENTITY", "1", 1);  /* every kind: OpenBSD's futex(2) */
     waitwake_kinds = (1u << SO_KINDS) - 1;
@@ -577,9 +578,10 @@ os_identity(void)
   diag("%s: the OS's own identity (ports/<os>/objid.c over the shim's model)", be);
 }
 
-/* OpenBSD's futex(2) has no compare, no wake_op, no bitsets: those ops on
- * a word it keys answer ENOSYS (never a silent key); private ops on the
- * same word still work in the process. */
+/* The OS's own futex (OpenBSD's futex(2), NetBSD's __futex) takes waits
+ * and wakes; cmp_requeue and wake_op (neither has them as Linux does) and,
+ * on OpenBSD, a bitset of some bits answer ENOSYS (never a silent key);
+ * private ops on the same word still work in the process. */
 static void
 check_os_limits(const struct so_obj *o, char *p)
 {
@@ -599,13 +601,15 @@ check_os_limits(const struct so_obj *o, char *p)
   errno = 0;
   wb = pfutex(a, FUTEX_WAKE_BITSET, 1, NULL, NULL, 2);
   eb = errno;
+  if (strcmp(getenv("PFUTEX_BACKEND"), "emu:netbsd-shim") == 0 && wb == 0)
+    wb = -1, eb = ENOSYS;                 /* __futex has bitsets: a wake of nobody, 0 */
   errno = 0;
   pw = pfutex(a, FUTEX_WAIT_PRIVATE, 0, &ts, NULL, 0);
   ep = errno;
   ok(rq == -1 && er == ENOSYS && wo == -1 && eo == ENOSYS && wb == -1 && eb == ENOSYS && pw == -1
          && ep == ETIMEDOUT,
-     "%s: OpenBSD's futex(2) keys it: cmp_requeue, wake_op and a bitset of one bit answer ENOSYS "
-     "(%s, %s, %s); a private wait times out (%s)",
+     "%s: the OS's own futex keys it: cmp_requeue, wake_op (and on OpenBSD a bitset of one bit) answer "
+     "ENOSYS (%s, %s, %s); a private wait times out (%s)",
      so_kinds[o->kind], strerror(er), strerror(eo), strerror(eb), strerror(ep));
 }
 

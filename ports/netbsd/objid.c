@@ -83,6 +83,8 @@ pf_nbsd_entry(uintptr_t a, struct kinfo_vmentry *e)
     if (sysctl(mib, 5, NULL, &len, NULL, 0) != 0)
       return -1;
     size = len + 16 * sizeof *e;             /* room for entries made meanwhile, ours included */
+    if (size > 10UL * 1024 * 1024)           /* the kernel's limit (E2BIG above it) */
+      size = 10UL * 1024 * 1024;
     buf = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
     if (buf == MAP_FAILED)
       return -1;

@@ -209,9 +209,13 @@ pf_nbsd_collect(struct pf_parker *p, struct pf_park *k, int shared)
  * (src/port.h os_futex; ports/netbsd/objid.c answers PF_OBJID_KERNEL for
  * anonymous shared memory, SysV segments and memfds): __futex keys a
  * shared futex by uvm_voaddr, the object or anon and the offset, as Linux
- * keys it, and takes every op of the engine with Linux's numbers, so the
- * op goes there whole.  Waits use FUTEX_WAIT_BITSET with the front end's
- * absolute deadline on its clock (FUTEX_CLOCK_REALTIME for realtime).
+ * keys it, so waits and wakes go there whole: FUTEX_WAIT_BITSET with the
+ * front end's absolute deadline on its clock (FUTEX_CLOCK_REALTIME for
+ * realtime), FUTEX_WAKE_BITSET.  Its requeues and wake_op are not Linux's
+ * (sys_futex.c rev 1.18 futex_func_requeue: a CMP_REQUEUE with nobody
+ * waiting answers 0 without comparing, the count leaves out the moved;
+ * futex_func_wake_op: EINVAL for a bad op, oparg not sign-extended), so
+ * those answer ENOSYS, loudly.
  * Signals: NetBSD restarts the call after an SA_RESTART handler (timed
  * ones too, the deadline kept), Linux does so for untimed waits only: a
  * timed wait interrupted by such a handler goes on here where Linux would
@@ -236,14 +240,6 @@ pf_nbsd_os_futex(int op, const struct pf_req *r)
   case PF_OSF_WAKE:
     ret = syscall(SYS___futex, (int *)r->uaddr, FUTEX_WAKE_BITSET, r->nr, NULL, NULL, 0,
                   (int)r->mask);
-    break;
-  case PF_OSF_REQUEUE:
-    ret = syscall(SYS___futex, (int *)r->uaddr, (r->flags & PF_F_CMP) ? FUTEX_CMP_REQUEUE : FUTEX_REQUEUE,
-                  r->nr, NULL, (int *)r->uaddr2, r->nr2, (int)r->val);
-    break;
-  case PF_OSF_WAKE_OP:
-    ret = syscall(SYS___futex, (int *)r->uaddr, FUTEX_WAKE_OP, r->nr, NULL, (int *)r->uaddr2, r->nr2,
-                  (int)r->wakeop);
     break;
   default:
     return -ENOSYS;

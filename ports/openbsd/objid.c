@@ -36,7 +36,9 @@
  * So: no entry holds p, or it cannot be read: -EFAULT; copy-on-write and
  * not inherited shared (minherit(2) can make a private mapping shared
  * across fork): private, 0, except read-only anonymous memory, -EFAULT
- * (Linux's get_futex_key); anything else: PF_OBJID_KERNEL.
+ * (Linux's get_futex_key); inherited shared: PF_OBJID_KERNEL; a shared
+ * mapping minherit(2) made not inherited shared: PF_OBJID_NONE
+ * (PF_OPENBSD_CLASSIFY below).
  *
  * Limit: the map query is not among the sysctls pledge(2) allows, so a
  * pledged process's shared op outside a region would be killed by the
@@ -69,7 +71,35 @@
 #define PF_OBSD_PROT_WRITE   0x02
 #define PF_OBSD_INHERIT_SHARE 0
 
+#ifdef PF_SHIM
+# define PF_OPENBSD_CLASSIFY pf_openbsd_shim_classify
+#else
+# define PF_OPENBSD_CLASSIFY pf_openbsd_classify
+#endif
 int PF_OPENBSD_OBJID(const void *p, struct pf_os_objid *id);
+int PF_OPENBSD_CLASSIFY(const struct kinfo_vmentry *e);
+
+/* The answer for the entry e holding the word (header comment):
+ * copy-on-write and not inherited shared: private (0; read-only anonymous
+ * memory -EFAULT); shared and inherited shared: PF_OBJID_KERNEL, which
+ * futex(2) keys by object or amap (sys_futex.c futex_addrs tests
+ * MAP_INHERIT_SHARE); a shared mapping minherit(2) made anything else:
+ * futex(2) would key it by the bare address, across every process, so
+ * PF_OBJID_NONE (ENOSYS). */
+int
+PF_OPENBSD_CLASSIFY(const struct kinfo_vmentry *e)
+{
+  if (!(e->kve_protection & PF_OBSD_PROT_READ))
+    return -EFAULT;
+  if (e->kve_etype & PF_OBSD_ET_COW) {
+    if (e->kve_inheritance == PF_OBSD_INHERIT_SHARE)
+      return PF_OBJID_KERNEL;                /* private, made shared across fork */
+    if (!(e->kve_protection & PF_OBSD_PROT_WRITE) && !(e->kve_etype & PF_OBSD_ET_OBJ))
+      return -EFAULT;                        /* read-only anonymous memory */
+    return 0;                                /* private: keyed by address */
+  }
+  return e->kve_inheritance == PF_OBSD_INHERIT_SHARE ? PF_OBJID_KERNEL : PF_OBJID_NONE;
+}
 
 /* The entry holding a, copied into *e: 1, 0 none, -1 the map cannot be
  * had.  The buffer is mapped, not allocated (a signal handler's op may get
@@ -89,6 +119,7 @@ pf_obsd_entry(uintptr_t a, struct kinfo_vmentry *e)
   buf = mmap(NULL, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
   if (buf == MAP_FAILED)
     return -1;
+  ret = -1;                                  /* unless a round decides */
   for (rounds = 0; rounds < 1 << 16; rounds++) {
     memset(buf, 0, sizeof *buf);
     buf[0].kve_start = start;
@@ -98,6 +129,7 @@ pf_obsd_entry(uintptr_t a, struct kinfo_vmentry *e)
       break;
     }
     n = len / sizeof *buf;
+    ret = 0;
     for (i = 0; i < n; i++) {
       if (buf[i].kve_start > a)
         break;
@@ -109,6 +141,7 @@ pf_obsd_entry(uintptr_t a, struct kinfo_vmentry *e)
     }
     if (ret || i < n || n < room / sizeof *buf)
       break;                                 /* found, passed a, or the map's end */
+    ret = -1;
     if (buf[n - 1].kve_start + 1 <= start)
       break;                                 /* no progress: an answer the kernel would not give */
     start = buf[n - 1].kve_start + 1;
@@ -131,13 +164,8 @@ PF_OPENBSD_OBJID(const void *p, struct pf_os_objid *id)
   errno = saved;
   if (r < 0)
     return -ENOSYS;
-  if (r == 0 || !(e.kve_protection & PF_OBSD_PROT_READ))
+  if (r == 0)
     return -EFAULT;
-  if ((e.kve_etype & PF_OBSD_ET_COW) && e.kve_inheritance != PF_OBSD_INHERIT_SHARE) {
-    if (!(e.kve_protection & PF_OBSD_PROT_WRITE) && !(e.kve_etype & PF_OBSD_ET_OBJ))
-      return -EFAULT;                        /* read-only anonymous memory */
-    return 0;                                /* private: keyed by address */
-  }
-  return PF_OBJID_KERNEL;                    /* shared, and OpenBSD names no object: its
-                                                own futex keys it (park.c os_futex) */
+  return PF_OPENBSD_CLASSIFY(&e);            /* shared: OpenBSD names no object; its own
+                                                futex keys it (park.c os_futex) */
 }

@@ -307,10 +307,10 @@ int
 pf_shim_freebsd_object_id(const void *p, struct pf_os_objid *id)
 {
   AO_t on = AO_load(&pf_shim_fbsd_identity);
-  if (on == (AO_t)-1) {
+  if (on == (AO_t)-1) {                  /* a compare-and-swap: a test's setting stays */
     const char *s = getenv("PF_SHIM_FREEBSD_IDENTITY");
-    on = s && *s == '1';
-    AO_store(&pf_shim_fbsd_identity, on);
+    (void)AO_compare_and_swap_full(&pf_shim_fbsd_identity, (AO_t)-1, (AO_t)(s && *s == '1'));
+    on = AO_load(&pf_shim_fbsd_identity);
   }
-  return on ? pf_freebsd_shim_object_id(p, id) : pf_os_object_id(p, id);
+  return on == 1 ? pf_freebsd_shim_object_id(p, id) : pf_os_object_id(p, id);
 }

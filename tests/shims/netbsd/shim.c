@@ -236,8 +236,7 @@ pf_shim_netbsd_syscall(long number, ...)
 /* ---- The map query: sysctl {CTL_VM, VM_PROC, VM_PROC_MAP, pid, size} ------ */
 
 static volatile AO_t pf_shim_nbsd_sysctls;
-static volatile AO_t pf_shim_nbsd_identity;
-static pthread_once_t pf_shim_nbsd_identity_once = PTHREAD_ONCE_INIT;
+static volatile AO_t pf_shim_nbsd_identity = (AO_t)-1;   /* -1: not read yet */
 
 unsigned long
 pf_shim_netbsd_sysctls(void)
@@ -331,26 +330,32 @@ sysctl(const int *name, unsigned int namelen, void *oldp, size_t *oldlenp, const
   return 0;
 }
 
-static void
-pf_shim_nbsd_identity_env(void)
+/* The switch: -1 until the first op or a test sets it; then 0 (Linux's
+ * identity) or 1 (the OS's model).  No lock (a signal handler's op may be
+ * the first): a compare-and-swap from -1, so a test's setting is never
+ * overwritten by the environment's. */
+static AO_t
+pf_shim_nbsd_identity_on(void)
 {
-  const char *s = getenv("PF_SHIM_NETBSD_IDENTITY");
-  if (s && *s == '1')
-    AO_store(&pf_shim_nbsd_identity, 1);
+  AO_t on = AO_load(&pf_shim_nbsd_identity);
+  if (on == (AO_t)-1) {
+    const char *s = getenv("PF_SHIM_NETBSD_IDENTITY");
+    (void)AO_compare_and_swap_full(&pf_shim_nbsd_identity, (AO_t)-1, (AO_t)(s && *s == '1'));
+    on = AO_load(&pf_shim_nbsd_identity);
+  }
+  return on;
 }
 
 void
 pf_shim_netbsd_set_identity(int on)
 {
-  pthread_once(&pf_shim_nbsd_identity_once, pf_shim_nbsd_identity_env);
-  AO_store(&pf_shim_nbsd_identity, on != 0);
+  AO_store(&pf_shim_nbsd_identity, (AO_t)(on != 0));
 }
 
 int
 pf_shim_netbsd_object_id(const void *p, struct pf_os_objid *id)
 {
-  pthread_once(&pf_shim_nbsd_identity_once, pf_shim_nbsd_identity_env);
-  if (AO_load(&pf_shim_nbsd_identity))
+  if (pf_shim_nbsd_identity_on() == 1)
     return pf_netbsd_shim_object_id(p, id);
   return pf_os_object_id(p, id);
 }

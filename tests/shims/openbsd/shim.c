@@ -191,8 +191,7 @@ pf_shim_openbsd_futex(volatile uint32_t *uaddr, int op, int val,
 #define PF_SHIM_OBSD_VMMAP_MAXLEN (64 * 1024)
 
 static volatile AO_t pf_shim_obsd_sysctls;
-static volatile AO_t pf_shim_obsd_identity;
-static pthread_once_t pf_shim_obsd_identity_once = PTHREAD_ONCE_INIT;
+static volatile AO_t pf_shim_obsd_identity = (AO_t)-1;   /* -1: not read yet */
 
 unsigned long
 pf_shim_openbsd_sysctls(void)
@@ -274,26 +273,32 @@ sysctl(const int *name, unsigned int namelen, void *oldp, size_t *oldlenp, void 
   return 0;
 }
 
-static void
-pf_shim_obsd_identity_env(void)
+/* The switch: -1 until the first op or a test sets it; then 0 (Linux's
+ * identity) or 1 (the OS's model).  No lock (a signal handler's op may be
+ * the first): a compare-and-swap from -1, so a test's setting is never
+ * overwritten by the environment's. */
+static AO_t
+pf_shim_obsd_identity_on(void)
 {
-  const char *s = getenv("PF_SHIM_OPENBSD_IDENTITY");
-  if (s && *s == '1')
-    AO_store(&pf_shim_obsd_identity, 1);
+  AO_t on = AO_load(&pf_shim_obsd_identity);
+  if (on == (AO_t)-1) {
+    const char *s = getenv("PF_SHIM_OPENBSD_IDENTITY");
+    (void)AO_compare_and_swap_full(&pf_shim_obsd_identity, (AO_t)-1, (AO_t)(s && *s == '1'));
+    on = AO_load(&pf_shim_obsd_identity);
+  }
+  return on;
 }
 
 void
 pf_shim_openbsd_set_identity(int on)
 {
-  pthread_once(&pf_shim_obsd_identity_once, pf_shim_obsd_identity_env);
-  AO_store(&pf_shim_obsd_identity, on != 0);
+  AO_store(&pf_shim_obsd_identity, (AO_t)(on != 0));
 }
 
 int
 pf_shim_openbsd_object_id(const void *p, struct pf_os_objid *id)
 {
-  pthread_once(&pf_shim_obsd_identity_once, pf_shim_obsd_identity_env);
-  if (AO_load(&pf_shim_obsd_identity))
+  if (pf_shim_obsd_identity_on() == 1)
     return pf_openbsd_shim_object_id(p, id);
   return pf_os_object_id(p, id);
 }

@@ -95,6 +95,8 @@ unsigned long pf_shim_openbsd_sysctls(void);
 /* ports/openbsd/objid.c, built over this shim. */
 struct pf_os_objid;
 int pf_openbsd_shim_object_id(const void *p, struct pf_os_objid *id);
+/* ... its answer for one map entry (PF_OPENBSD_CLASSIFY). */
+int pf_openbsd_shim_classify(const struct kinfo_vmentry *e);
 /* The shim port's object_id (ports/openbsd/park.c): by default the host's
  * (Linux's) identity, so the suite's shared-memory tests run the engine on
  * this port as on emu-futex; pf_shim_openbsd_set_identity(1) (or

@@ -67,7 +67,7 @@ main(void)
   if (!be || strcmp(be, "emu:openbsd-shim") != 0)
     skip_all("the shim's own test runs once, under emu:openbsd-shim");
   PFT_SKIP_UNDER_TSAN();
-  plan(24 + 26);
+  plan(24 + 27);
   pft_watchdog(60);
   pf_shim_openbsd_set_spurious(0);
 
@@ -290,6 +290,34 @@ main(void)
     ok(sysctl(mib, 3, k, &len, NULL, 0) == 0 && len == 2 * sizeof k[0] && k[0].kve_start < k[1].kve_start,
        "start 0, room for 2: the first 2 entries in order, and a full buffer is no error");
 
+    {
+      /* the answer for entries the model cannot make (minherit(2)) */
+      struct kinfo_vmentry ke;
+      int rw = KVE_PROT_READ | KVE_PROT_WRITE, cow = KVE_ET_COPYONWRITE | KVE_ET_NEEDSCOPY, good = 1;
+#define CLS(etype, prot, inh, want)                                                              \
+      do {                                                                                       \
+        memset(&ke, 0, sizeof ke);                                                                 \
+        ke.kve_etype = (etype), ke.kve_protection = (prot), ke.kve_inheritance = (inh);             \
+        if (pf_openbsd_shim_classify(&ke) != (want)) {                                            \
+          diag("classify(etype %#x, prot %d, inheritance %d) = %d, not %d", (unsigned)(etype),  \
+               (prot), (inh), pf_openbsd_shim_classify(&ke), (want));                             \
+          good = 0;                                                                              \
+        }                                                                                        \
+      } while (0)
+      CLS(cow, rw, 1, 0);                                  /* private anonymous */
+      CLS(cow, KVE_PROT_READ, 1, -EFAULT);                 /* read-only private anonymous */
+      CLS(cow | KVE_ET_OBJ, KVE_PROT_READ, 1, 0);          /* read-only private file */
+      CLS(cow, rw, 0, PF_OBJID_KERNEL);                    /* private, minherit SHARE */
+      CLS(0, rw, 0, PF_OBJID_KERNEL);                      /* MAP_SHARED anonymous */
+      CLS(KVE_ET_OBJ, rw, 0, PF_OBJID_KERNEL);             /* MAP_SHARED file, SysV */
+      CLS(KVE_ET_OBJ, rw, 1, PF_OBJID_NONE);               /* MAP_SHARED, minherit COPY */
+      CLS(0, rw, 2, PF_OBJID_NONE);                        /* MAP_SHARED, minherit NONE */
+      CLS(0, KVE_PROT_NONE, 0, -EFAULT);                   /* no access */
+#undef CLS
+      ok(good, "objid.c: each kind of entry: private 0, read-only anonymous EFAULT, inherited shared KERNEL "
+         "(futex(2) keys it by object), shared but minherit(2)ed otherwise NONE (futex(2) would key the "
+         "bare address across processes)");
+    }
     ok(pf_openbsd_shim_object_id(pv + 8, &id) == 0, "objid.c: a private mapping's word: keyed by address (0)");
     ok(pf_openbsd_shim_object_id(ro, &id) == -EFAULT,
        "objid.c: read-only private anonymous memory: -EFAULT (Linux's get_futex_key)");
