@@ -56,7 +56,7 @@ void pf_sched_spin(const char *file, int line);
 /* Set by wait.c around a region's park that is only a slice (R). */
 extern __thread int pf_sched_slice;
 #define PF_SCHED_SLICE(v) (pf_sched_slice = (v))
-/* Set by waitv.c around a slice of a futex_waitv with further tables'
+/* Set by waitv.c around a slice of a futex_waitv with shared tables'
  * words (src/waitv.c): what the slice's end looks at besides its own
  * parker, so the scheduler may fire the slice once one of them would end
  * the wait: state words of slots (in shared memory, the same address in

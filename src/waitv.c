@@ -453,7 +453,7 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *const *tab
     w->vx_sliced = !last;                   /* (the explorer fires a slice only once
                                                the parker was rung: src/schedpt.h) */
 #ifdef PF_SCHED_POINTS
-    if (w->vx_sec && !last)
+    if (!last)
       pf_vx_sched_alt(w, e, mref, nr);
 #endif
     ret = pf_waiter_park(w, last ? dl : &slice, async);

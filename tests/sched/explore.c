@@ -215,6 +215,12 @@ static const struct scenario scenarios[] = {
     { { WAITV(W_A, W_B), END }, { SET(W_B, 1), WAKEALL(W_B), END } }, RGN(0) },
   { "r:timedwaitv/wake_op", 2, { 0 }, 1,
     { { TWAITV(W_A, W_B), END }, { SET(W_A, 1), WAKEOP(W_A, W_B, 1, 1), END } }, RGN(0) },
+  { "r:waitv/wake B+dies,wake B", 3, { 0 }, 1,
+    { { WAITV(W_A, W_B), END }, { SET(W_B, 1), WAKEALL(W_B), END },
+      { SET(W_B, 1), WAKEALL(W_B), END } }, RGN(0, 1, 0) },
+  { "r:waitv+dies/wake A,wake B", 2, { 0 }, 1,
+    { { WAITV(W_A, W_B), END }, { SET(W_A, 1), WAKE(W_A, 1), SET(W_B, 1), WAKEALL(W_B), END } },
+    RGN(1, 0) },
   /* futex_waitv over two regions (A in the first, B and C in the second):
    * a wake through the second rings its own parker, which the waitv looks
    * at after each slice (src/waitv.c); the scheduler fires a slice once
