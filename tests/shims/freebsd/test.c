@@ -28,6 +28,7 @@
 #include "emu.h"
 #include "os.h"
 #include "shim.h"
+#include "../objtest.h"
 
 
 struct sleeper {
@@ -169,20 +170,6 @@ fb_wait_main(void *arg)
   struct timespec ts = { 5, 0 };
   w->ret = pfutex(w->word, 0 /* FUTEX_WAIT */, 0, &ts, NULL, 0);
   return NULL;
-}
-
-/* Wake the word until someone is woken (at most 5 s): the count. */
-static long
-fb_wake_one(uint32_t *word)
-{
-  long woken = 0;
-  int i;
-  for (i = 0; i < 500 && woken == 0; i++) {
-    woken = pfutex(word, 1 /* FUTEX_WAKE */, 1, NULL, NULL, 0);
-    if (woken == 0)
-      usleep(10000);
-  }
-  return woken;
 }
 
 int
@@ -456,19 +443,7 @@ main(void)
                 ? 0 : 1);
     waitpid(pid, &i, 0);
     ok(WIFEXITED(i) && WEXITSTATUS(i) == 0, "... the same key in a fork child");
-    {
-      char name[64];
-      snprintf(name, sizeof name, "/pfutex-shimfbsd-%d", (int)getpid());
-      fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-      shm_unlink(name);
-      if (fd < 0 || ftruncate(fd, pg) != 0)
-        sysbail("shm_open");
-      m1 = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-      m2 = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-      close(fd);
-      if (m1 == MAP_FAILED || m2 == MAP_FAILED)
-        sysbail("mmap");
-    }
+    objtest_shm_twice("shimfbsd", pg, &m1, &m2);
     n_shm = pf_shim_freebsd_count(PF_SHIM_FBSD_UMTX_SHM);
     ok(pf_freebsd_shim_object_id(m1 + 16, &id) == 1 && pf_freebsd_shim_object_id(m2 + 16, &id2) == 1
            && id.ino == id2.ino && id.dev == id2.dev
@@ -488,59 +463,31 @@ main(void)
     char *pv = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     char *ro = mmap(NULL, (size_t)pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     char *m1, *m2;
-    struct timespec rel = { 0, 20 * 1000 * 1000 };
     struct fb_waiter fw;
     pthread_t th;
     unsigned long n_vm;
     long woken;
-    int fd, status;
     pid_t pid;
     if (sh == MAP_FAILED || pv == MAP_FAILED || ro == MAP_FAILED)
       sysbail("mmap");
-    {
-      char name[64];
-      snprintf(name, sizeof name, "/pfutex-shimfbsd2-%d", (int)getpid());
-      fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-      shm_unlink(name);
-      if (fd < 0 || ftruncate(fd, pg) != 0)
-        sysbail("shm_open");
-      m1 = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-      m2 = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-      close(fd);
-      if (m1 == MAP_FAILED || m2 == MAP_FAILED)
-        sysbail("mmap");
-    }
+    objtest_shm_twice("shimfbsd2", pg, &m1, &m2);
     pf_shim_freebsd_set_identity(1);
     *(volatile uint32_t *)(sh + 8) = 0;
     n_vm = pf_shim_freebsd_count(PF_SHIM_FBSD_VMMAP);
-    fflush(stdout);
-    pid = fork();
-    if (pid == 0) {
-      struct timespec t5 = { 5, 0 };
-      _exit(pfutex((uint32_t *)(sh + 8), 0 /* FUTEX_WAIT */, 0, &t5, NULL, 0) == 0 ? 0 : 1);
-    }
-    woken = fb_wake_one((uint32_t *)(sh + 8));
-    waitpid(pid, &status, 0);
-    ok(woken == 1 && WIFEXITED(status) && WEXITSTATUS(status) == 0
-           && pf_shim_freebsd_count(PF_SHIM_FBSD_VMMAP) > n_vm,
+    pid = objtest_fork_waiter((uint32_t *)(sh + 8));
+    woken = objtest_wake_until((uint32_t *)(sh + 8));
+    ok(objtest_child_ok(pid) && woken == 1 && pf_shim_freebsd_count(PF_SHIM_FBSD_VMMAP) > n_vm,
        "pfutex: MAP_SHARED|MAP_ANON shared before fork: the child's shared wait is woken by the parent, count 1 "
        "(FreeBSD's identity, sysctl KERN_PROC_VMMAP)");
     fw.word = (uint32_t *)(m1 + 16);
     *fw.word = 0;
     if (pthread_create(&th, NULL, fb_wait_main, &fw) != 0)
       sysbail("pthread_create");
-    woken = fb_wake_one((uint32_t *)(m2 + 16));
+    woken = objtest_wake_until((uint32_t *)(m2 + 16));
     pthread_join(th, NULL);
     ok(woken == 1 && fw.ret == 0,
        "pfutex: POSIX shm mapped twice: a wait on one mapping woken through the other, count 1 (UMTX_OP_SHM)");
-    *(volatile uint32_t *)pv = 0;
-    errno = 0;
-    ok(pfutex((uint32_t *)pv, 0, 0, &rel, NULL, 0) == -1 && errno == ETIMEDOUT
-           && pfutex((uint32_t *)pv, 1, 1, NULL, NULL, 0) == 0,
-       "pfutex: shared ops on a private mapping's word keep the address key (wait times out, wake 0)");
-    errno = 0;
-    ok(pfutex((uint32_t *)ro, 1, 1, NULL, NULL, 0) == -1 && errno == EFAULT,
-       "pfutex: a shared FUTEX_WAKE on read-only private anonymous memory: EFAULT, as Linux");
+    objtest_private_words((uint32_t *)pv, (uint32_t *)ro);
     pf_shim_freebsd_set_identity(0);
     _umtx_op(NULL, UMTX_OP_SHM, UMTX_SHM_DESTROY, m1 + 16, NULL);
     _umtx_op(NULL, UMTX_OP_SHM, UMTX_SHM_DESTROY, sh + 8, NULL);

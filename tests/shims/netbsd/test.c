@@ -20,6 +20,7 @@
 #include "os.h"
 #include "pfutex.h"
 #include "shim.h"
+#include "../objtest.h"
 
 #define FUTEX(u, op, v, ts, v3) syscall(SYS___futex, (int *)(u), (op), (v), (ts), NULL, 0, (v3))
 
@@ -108,7 +109,7 @@ main(void)
   if (!be || strcmp(be, "emu:netbsd-shim") != 0)
     skip_all("the shim's own test runs once, under emu:netbsd-shim");
   PFT_SKIP_UNDER_TSAN();
-  plan(31 + 24);
+  plan(31 + 25);
   pft_watchdog(60);
   pf_shim_netbsd_set_spurious(0);
 
@@ -301,12 +302,11 @@ main(void)
     char path[] = "/tmp/pfutex-shimnbsd-XXXXXX";
     struct kinfo_vmentry *kv, one;
     struct pf_os_objid id, id2;
-    struct timespec rel = { 0, 20 * 1000 * 1000 };
     struct nb_waiter nw;
     pthread_t th;
     size_t len, i;
     unsigned long q0;
-    int fd, segid, seen = 0, status;
+    int fd, seen = 0, status;
     long woken;
     if (sh == MAP_FAILED || pv == MAP_FAILED || ro == MAP_FAILED || none == MAP_FAILED)
       sysbail("mmap");
@@ -362,26 +362,9 @@ main(void)
        "objid.c: a file's word through two mappings: one key (kve_vn_fsid, kve_vn_fileid, byte offset)");
     ok(pf_netbsd_shim_object_id(filepv + 4, &id2) == 0,
        "objid.c: a read-only MAP_PRIVATE mapping of the file: private, keyed by address");
-    segid = shmget(IPC_PRIVATE, (size_t)pg, IPC_CREAT | 0600);
-    seg = segid >= 0 ? shmat(segid, NULL, 0) : (char *)-1;
-    if (segid >= 0)
-      shmctl(segid, IPC_RMID, NULL);
-    if (seg == (char *)-1)
-      sysbail("shmget");
+    seg = objtest_segment(pg);
     ok(pf_netbsd_shim_object_id(seg + 4, &id2) == PF_OBJID_KERNEL, "objid.c: a SysV segment's word: KERNEL");
-    {
-      char name[64];
-      snprintf(name, sizeof name, "/pfutex-shimnbsd-%d", (int)getpid());
-      fd = shm_open(name, O_RDWR | O_CREAT | O_EXCL, 0600);
-      shm_unlink(name);
-      if (fd < 0 || ftruncate(fd, pg) != 0)
-        sysbail("shm_open");
-      m1 = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-      m2 = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-      close(fd);
-      if (m1 == MAP_FAILED || m2 == MAP_FAILED)
-        sysbail("mmap");
-    }
+    objtest_shm_twice("shimnbsd", pg, &m1, &m2);
     {
       struct pf_os_objid a, b;
       ok(pf_netbsd_shim_object_id(m1 + 16, &a) == 1 && pf_netbsd_shim_object_id(m2 + 16, &b) == 1
@@ -406,20 +389,9 @@ main(void)
     pf_shim_netbsd_set_identity(1);
     pf_shim_netbsd_set_spurious(0);
     *(volatile uint32_t *)sh = 0;
-    fflush(stdout);
-    pid = fork();
-    if (pid == 0) {
-      struct timespec t5 = { 5, 0 };
-      _exit(pfutex((uint32_t *)sh, FUTEX_WAIT, 0, &t5, NULL, 0) == 0 ? 0 : 1);
-    }
-    woken = 0;
-    for (i = 0; i < 500 && woken == 0; i++) {
-      woken = pfutex((uint32_t *)sh, FUTEX_WAKE, 1, NULL, NULL, 0);
-      if (woken == 0)
-        usleep(10000);
-    }
-    waitpid(pid, &status, 0);
-    ok(woken == 1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+    pid = objtest_fork_waiter((uint32_t *)sh);
+    woken = objtest_wake_until((uint32_t *)sh);
+    ok(objtest_child_ok(pid) && woken == 1,
        "pfutex: anonymous shared memory: a fork child's shared wait, on NetBSD's own __futex, woken by the "
        "parent, count %ld (1)", woken);
     {
@@ -444,40 +416,20 @@ main(void)
          "waiters, no moved count)");
     }
     *(volatile uint32_t *)(filesh + pg + 4) = 0;
-    fflush(stdout);
-    pid = fork();
-    if (pid == 0) {
-      struct timespec t5 = { 5, 0 };
-      _exit(pfutex((uint32_t *)(filesh + pg + 4), FUTEX_WAIT, 0, &t5, NULL, 0) == 0 ? 0 : 1);
-    }
-    woken = 0;
-    for (i = 0; i < 500 && woken == 0; i++) {
-      woken = pfutex((uint32_t *)(file2 + 4), FUTEX_WAKE, 1, NULL, NULL, 0);
-      if (woken == 0)
-        usleep(10000);
-    }
-    waitpid(pid, &status, 0);
-    ok(woken == 1 && WIFEXITED(status) && WEXITSTATUS(status) == 0,
+    pid = objtest_fork_waiter((uint32_t *)(filesh + pg + 4));
+    woken = objtest_wake_until((uint32_t *)(file2 + 4));
+    ok(objtest_child_ok(pid) && woken == 1,
        "pfutex: a file's word: a fork child's shared wait is woken through another mapping, count 1 (%ld)", woken);
     *(volatile uint32_t *)m1 = 0;
     nw.word = (uint32_t *)(m1 + 16);
     *nw.word = 0;
     if (pthread_create(&th, NULL, nb_wait_main, &nw) != 0)
       sysbail("pthread_create");
-    woken = 0;
-    for (i = 0; i < 500 && woken == 0; i++) {
-      woken = pfutex((uint32_t *)(m2 + 16), FUTEX_WAKE, 1, NULL, NULL, 0);
-      if (woken == 0)
-        usleep(10000);
-    }
+    woken = objtest_wake_until((uint32_t *)(m2 + 16));
     pthread_join(th, NULL);
     ok(woken == 1 && nw.ret == 0, "pfutex: POSIX shm mapped twice in one process: a wait on one mapping, "
        "woken through the other, count 1");
-    *(volatile uint32_t *)pv = 0;
-    errno = 0;
-    ok(pfutex((uint32_t *)pv, FUTEX_WAIT, 0, &rel, NULL, 0) == -1 && errno == ETIMEDOUT
-           && pfutex((uint32_t *)pv, FUTEX_WAKE, 1, NULL, NULL, 0) == 0,
-       "pfutex: shared ops on a private mapping's word keep the address key (wait times out, wake 0)");
+    objtest_private_words((uint32_t *)pv, (uint32_t *)ro);
     pf_shim_netbsd_set_identity(0);
     ok(pfutex((uint32_t *)sh, FUTEX_WAKE, 1, NULL, NULL, 0) == 0,
        "with the shim's default (Linux's identity) the anonymous word is keyed: 0");

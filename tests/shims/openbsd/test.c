@@ -18,6 +18,7 @@
 #include "os.h"
 #include "pfutex.h"
 #include "shim.h"
+#include "../objtest.h"
 
 struct waiter {
   volatile uint32_t *word;
@@ -249,7 +250,7 @@ main(void)
     struct timespec rel = { 0, 20 * 1000 * 1000 };
     size_t len;
     unsigned long q0;
-    int fd, segid, i, nmaps = 1800;
+    int fd, i, nmaps = 1800;
     if (sh == MAP_FAILED || pv == MAP_FAILED || ro == MAP_FAILED || none == MAP_FAILED)
       sysbail("mmap");
     sh[0] = pv[0] = 1;
@@ -342,12 +343,7 @@ main(void)
        "objid.c: a MAP_SHARED file's word: KERNEL (no inode in kinfo_vmentry)");
     ok(pf_openbsd_shim_object_id(filepv + 4, &id) == 0,
        "objid.c: a read-only MAP_PRIVATE file's word: private, keyed by address (a file, not anonymous)");
-    segid = shmget(IPC_PRIVATE, (size_t)pg, IPC_CREAT | 0600);
-    seg = segid >= 0 ? shmat(segid, NULL, 0) : (char *)-1;
-    if (segid >= 0)
-      shmctl(segid, IPC_RMID, NULL);
-    if (seg == (char *)-1)
-      sysbail("shmget");
+    seg = objtest_segment(pg);
     ok(pf_openbsd_shim_object_id(seg + 4, &id) == PF_OBJID_KERNEL, "objid.c: a SysV segment's word: KERNEL");
     /* more entries than one buffer holds (64 KiB / record): the walk goes on
      * from the last entry's start + 1 */
@@ -368,22 +364,10 @@ main(void)
     pf_shim_openbsd_set_spurious(0);
     *(volatile uint32_t *)sh = 0;
     q0 = pf_shim_openbsd_sysctls();
-    fflush(stdout);
-    pid = fork();
-    if (pid == 0) {
-      struct timespec t5 = { 5, 0 };
-      _exit(pfutex((uint32_t *)sh, 0 /* FUTEX_WAIT */, 0, &t5, NULL, 0) == 0 ? 0 : 1);
-    }
+    pid = objtest_fork_waiter((uint32_t *)sh);
     {
-      long woken = 0;
-      int tries;
-      for (tries = 0; tries < 500 && woken == 0; tries++) {
-        woken = pfutex((uint32_t *)sh, 1 /* FUTEX_WAKE */, 1, NULL, NULL, 0);
-        if (woken == 0)
-          usleep(10000);
-      }
-      waitpid(pid, &st, 0);
-      ok(woken == 1 && WIFEXITED(st) && WEXITSTATUS(st) == 0 && pf_shim_openbsd_sysctls() > q0,
+      long woken = objtest_wake_until((uint32_t *)sh);
+      ok(objtest_child_ok(pid) && woken == 1 && pf_shim_openbsd_sysctls() > q0,
          "pfutex: MAP_SHARED|MAP_ANON before fork: the child's shared wait, on OpenBSD's own futex(2), "
          "is woken by the parent's shared wake, count %ld (1)", woken);
     }
@@ -399,12 +383,7 @@ main(void)
       int tries;
       ((volatile uint32_t *)sh)[0] = 0;
       ((volatile uint32_t *)sh)[1] = 0;
-      fflush(stdout);
-      pid = fork();
-      if (pid == 0) {
-        struct timespec t5 = { 5, 0 };
-        _exit(pfutex((uint32_t *)sh, 0 /* FUTEX_WAIT */, 0, &t5, NULL, 0) == 0 ? 0 : 1);
-      }
+      pid = objtest_fork_waiter((uint32_t *)sh);
       for (tries = 0; tries < 500 && moved == 0; tries++) {
         moved = pfutex((uint32_t *)sh, 3 /* FUTEX_REQUEUE */, 0, (const struct timespec *)1, (uint32_t *)sh + 1,
                        0);
@@ -412,8 +391,7 @@ main(void)
           usleep(10000);
       }
       woken = pfutex((uint32_t *)sh + 1, 1 /* FUTEX_WAKE */, 1, NULL, NULL, 0);
-      waitpid(pid, &st, 0);
-      ok(moved == 1 && woken == 1 && WIFEXITED(st) && WEXITSTATUS(st) == 0,
+      ok(objtest_child_ok(pid) && moved == 1 && woken == 1,
          "pfutex: a plain FUTEX_REQUEUE there moves a fork child's waiter (%ld), a wake of the target "
          "wakes it (%ld): futex(2)'s own", moved, woken);
     }
@@ -423,14 +401,7 @@ main(void)
     errno = 0;
     ok(pfutex((uint32_t *)sh, 0 | 128, 0, &rel, NULL, 0) == -1 && errno == ETIMEDOUT,
        "pfutex: FUTEX_WAIT_PRIVATE on the same word: keyed in the process, times out");
-    *(volatile uint32_t *)pv = 0;
-    errno = 0;
-    ok(pfutex((uint32_t *)pv, 0, 0, &rel, NULL, 0) == -1 && errno == ETIMEDOUT
-           && pfutex((uint32_t *)pv, 1, 1, NULL, NULL, 0) == 0,
-       "pfutex: shared ops on a private mapping's word keep the address key (wait times out, wake 0)");
-    errno = 0;
-    ok(pfutex((uint32_t *)ro, 1, 1, NULL, NULL, 0) == -1 && errno == EFAULT,
-       "pfutex: a shared FUTEX_WAKE on read-only private anonymous memory: EFAULT, as Linux");
+    objtest_private_words((uint32_t *)pv, (uint32_t *)ro);
     pf_shim_openbsd_set_identity(0);
     ok(pfutex((uint32_t *)sh, 4 /* FUTEX_CMP_REQUEUE */, 1, (const struct timespec *)1, (uint32_t *)sh + 1, 0)
            == 0,
