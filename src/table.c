@@ -16,10 +16,9 @@
  * this file never calls it on the private table.
  */
 #include "emu.h"
-
-#include <limits.h>
 #include "os.h"
 
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>

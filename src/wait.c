@@ -563,8 +563,8 @@ pf_emu_wait(const struct pf_req *r)
 #endif
     return -EAGAIN;
   }
-  if ((ret = pf_key_object_os(r->uaddr, &key, &tab)) < 0)
-    return ret == -PF_EOSFUTEX && !r->pi ? pf_emu_os_futex(PF_OSF_WAIT, r)
-                                         : ret == -PF_EOSFUTEX ? -ENOSYS : ret;
+  /* a WAIT_REQUEUE_PI waiter never goes to the OS's futex (ENOSYS there) */
+  if ((ret = r->pi ? pf_key_object(r->uaddr, &key, &tab) : pf_key_object_os(r->uaddr, &key, &tab)) < 0)
+    return ret == -PF_EOSFUTEX ? pf_emu_os_futex(PF_OSF_WAIT, r) : ret;
   return pf_emu_wait_queued(r, tab, key);
 }

@@ -111,7 +111,7 @@ pf_obsd_entry(uintptr_t a, struct kinfo_vmentry *e)
   size_t room = 0, len, n, i;
   struct kinfo_vmentry *buf;
   unsigned long start = 0;
-  int ret = 0, rounds;
+  int ret = -1, rounds;
 
   if (sysctl(mib, 3, NULL, &room, NULL, 0) != 0 || room < sizeof *buf)
     return -1;
@@ -119,32 +119,26 @@ pf_obsd_entry(uintptr_t a, struct kinfo_vmentry *e)
   buf = mmap(NULL, room, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANON, -1, 0);
   if (buf == MAP_FAILED)
     return -1;
-  ret = -1;                                  /* unless a round decides */
   for (rounds = 0; rounds < 1 << 16; rounds++) {
     memset(buf, 0, sizeof *buf);
     buf[0].kve_start = start;
     len = room;
-    if (sysctl(mib, 3, buf, &len, NULL, 0) != 0) {
-      ret = -1;
+    if (sysctl(mib, 3, buf, &len, NULL, 0) != 0)
+      break;                                 /* -1 */
+    n = len / sizeof *buf;
+    for (i = 0; i < n && buf[i].kve_start <= a; i++)
+      if (a < buf[i].kve_end)
+        break;
+    if (i < n || n < room / sizeof *buf) {   /* decided: at or past a, or the map's end */
+      ret = i < n && buf[i].kve_start <= a;
+      if (ret)
+        *e = buf[i];
       break;
     }
-    n = len / sizeof *buf;
-    ret = 0;
-    for (i = 0; i < n; i++) {
-      if (buf[i].kve_start > a)
-        break;
-      if (buf[i].kve_start <= a && a < buf[i].kve_end) {
-        *e = buf[i];
-        ret = 1;
-        break;
-      }
-    }
-    if (ret || i < n || n < room / sizeof *buf)
-      break;                                 /* found, passed a, or the map's end */
-    ret = -1;
     if (buf[n - 1].kve_start + 1 <= start)
-      break;                                 /* no progress: an answer the kernel would not give */
-    start = buf[n - 1].kve_start + 1;
+      break;                                 /* no progress, an answer the kernel would not
+                                                give: -1 */
+    start = buf[n - 1].kve_start + 1;        /* a full buffer, all below a: go on */
   }
   munmap(buf, room);
   return ret;

@@ -742,6 +742,24 @@ on_death(int p)
       cnt->dead_slot = (int)*(volatile uint32_t *)&rgn->att->tab.slots[s].state;
 }
 
+/* At the end: region r consistent, and after scavenging holding nothing. */
+static void
+check_region_empty(struct pf_region *r, const char *which)
+{
+  struct pf_region_stats st;
+  const char *why;
+  if (pf_region_check(r, &st, &why) < 0) {
+    sched_fail("at the end, %s is inconsistent: %s", which, why);
+    return;
+  }
+  pf_region_scavenge(r);
+  if (pf_region_check(r, &st, &why) < 0)
+    sched_fail("after scavenging, %s is inconsistent: %s", which, why);
+  else if (st.queued || st.slots_live || st.slots_dead)
+    sched_fail("at the end, %s: %u node(s) queued, %u slot(s) live, %u dead after scavenging", which,
+               st.queued, st.slots_live, st.slots_dead);
+}
+
 /* The reaper's checks once every process is gone.  The counts: with no
  * death, exact; a thread killed in a wait whose slot was still queued must
  * not have been counted by anyone (a wake never counts a dead waiter), one
@@ -750,8 +768,6 @@ on_death(int p)
 static void
 check_end_region(void)
 {
-  struct pf_region_stats st;
-  const char *why;
   long claims = 0, zeros = 0, d, lo = 0, hi = 0;
   int t, w, v = cnt->victim;
   for (t = 0; t < sc->nth; t++) {
@@ -794,28 +810,9 @@ check_end_region(void)
     if (r != 0)
       sched_fail("at the end, a wake of %c found %d waiter(s) still queued", 'A' + w, r);
   }
-  if (pf_region_check(rgn, &st, &why) < 0) {
-    sched_fail("at the end, the region is inconsistent: %s", why);
-    return;
-  }
-  pf_region_scavenge(rgn);
-  if (pf_region_check(rgn, &st, &why) < 0)
-    sched_fail("after scavenging, the region is inconsistent: %s", why);
-  else if (st.queued || st.slots_live || st.slots_dead)
-    sched_fail("at the end, %u node(s) queued, %u slot(s) live, %u dead after scavenging", st.queued,
-               st.slots_live, st.slots_dead);
-  if (rgn2) {
-    if (pf_region_check(rgn2, &st, &why) < 0) {
-      sched_fail("at the end, the second region is inconsistent: %s", why);
-      return;
-    }
-    pf_region_scavenge(rgn2);
-    if (pf_region_check(rgn2, &st, &why) < 0)
-      sched_fail("after scavenging, the second region is inconsistent: %s", why);
-    else if (st.queued || st.slots_live || st.slots_dead)
-      sched_fail("at the end, the second region: %u node(s) queued, %u slot(s) live, %u dead after "
-                 "scavenging", st.queued, st.slots_live, st.slots_dead);
-  }
+  check_region_empty(rgn, "the region");
+  if (rgn2)
+    check_region_empty(rgn2, "the second region");
 }
 
 /* ---- Strategies (the child's side) ----------------------------------------------- */

@@ -39,6 +39,17 @@ objtest_shm_twice(const char *tag, long pg, char **m1, char **m2)
     sysbail("mmap");
 }
 
+/* An address where nothing is mapped (a page mapped, then unmapped). */
+static inline char *
+objtest_unmapped(long pg)
+{
+  char *p = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    sysbail("mmap");
+  munmap(p, (size_t)pg);
+  return p;
+}
+
 /* A SysV segment of pg bytes, attached (and marked for removal). */
 static inline char *
 objtest_segment(long pg)

@@ -7,9 +7,11 @@
 #ifndef PF_SHIM_PROCMAPS_H
 #define PF_SHIM_PROCMAPS_H
 
+#include <atomic_ops.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <sys/ioctl.h>
 
 #include "../../ports/linux/procmap.h"
@@ -164,6 +166,29 @@ pf_shim_maps_at(uint64_t a, struct pf_shim_map *m)
   r = pf_shim_maps(pf_shim_maps_above, &f);
   errno = e;
   return r < 0 ? -1 : f.found;
+}
+
+/* The mapping's protection as the BSDs' map queries give it: read 1,
+ * write 2, exec 4 (FreeBSD and NetBSD KVME_PROT_*, OpenBSD KVE_PROT_*). */
+static inline int
+pf_shim_maps_prot(const struct pf_shim_map *m)
+{
+  return (m->perms[0] == 'r' ? 1 : 0) | (m->perms[1] == 'w' ? 2 : 0) | (m->perms[2] == 'x' ? 4 : 0);
+}
+
+/* The BSD shim ports' object_id switch (their shim.h): -1 until the first
+ * op or a test sets it, then 0 (the host's identity) or 1 (the OS's model).
+ * No lock (a signal handler's op may be the first): the environment's
+ * value env=1 is put in with a compare-and-swap from -1, so a test's
+ * setting is never overwritten. */
+static inline int
+pf_shim_identity_on(volatile AO_t *sw, const char *env)
+{
+  if (AO_load(sw) == (AO_t)-1) {
+    const char *s = getenv(env);
+    (void)AO_compare_and_swap_full(sw, (AO_t)-1, (AO_t)(s && *s == '1'));
+  }
+  return AO_load(sw) == 1;
 }
 
 /* A made-up id: a 64-bit mix of x, never 0. */

@@ -171,8 +171,7 @@ pf_shim_fbsd_record(const struct pf_shim_map *m, struct kinfo_vmentry *k)
   k->kve_start = m->lo;
   k->kve_end = m->hi;
   k->kve_offset = m->off;
-  k->kve_protection = (m->perms[0] == 'r' ? KVME_PROT_READ : 0) | (m->perms[1] == 'w' ? KVME_PROT_WRITE : 0)
-                      | (m->perms[2] == 'x' ? KVME_PROT_EXEC : 0);
+  k->kve_protection = pf_shim_maps_prot(m);
   if (m->perms[3] != 's')
     k->kve_flags |= KVME_FLAG_COW;
   if (file) {
@@ -306,11 +305,7 @@ pf_shim_freebsd_set_identity(int on)
 int
 pf_shim_freebsd_object_id(const void *p, struct pf_os_objid *id)
 {
-  AO_t on = AO_load(&pf_shim_fbsd_identity);
-  if (on == (AO_t)-1) {                  /* a compare-and-swap: a test's setting stays */
-    const char *s = getenv("PF_SHIM_FREEBSD_IDENTITY");
-    (void)AO_compare_and_swap_full(&pf_shim_fbsd_identity, (AO_t)-1, (AO_t)(s && *s == '1'));
-    on = AO_load(&pf_shim_fbsd_identity);
-  }
-  return on == 1 ? pf_freebsd_shim_object_id(p, id) : pf_os_object_id(p, id);
+  return pf_shim_identity_on(&pf_shim_fbsd_identity, "PF_SHIM_FREEBSD_IDENTITY")
+             ? pf_freebsd_shim_object_id(p, id)
+             : pf_os_object_id(p, id);
 }

@@ -253,8 +253,7 @@ pf_shim_nbsd_record(const struct pf_shim_map *m, struct kinfo_vmentry *k)
   k->kve_start = m->lo;
   k->kve_end = m->hi;
   k->kve_offset = m->off;
-  k->kve_protection = (m->perms[0] == 'r' ? KVME_PROT_READ : 0) | (m->perms[1] == 'w' ? KVME_PROT_WRITE : 0)
-                      | (m->perms[2] == 'x' ? KVME_PROT_EXEC : 0);
+  k->kve_protection = pf_shim_maps_prot(m);
   k->kve_max_protection = KVME_PROT_READ | KVME_PROT_WRITE | KVME_PROT_EXEC;
   if (m->perms[3] == 's') {
     k->kve_inheritance = 0;               /* MAP_INHERIT_SHARE */
@@ -330,22 +329,6 @@ sysctl(const int *name, unsigned int namelen, void *oldp, size_t *oldlenp, const
   return 0;
 }
 
-/* The switch: -1 until the first op or a test sets it; then 0 (Linux's
- * identity) or 1 (the OS's model).  No lock (a signal handler's op may be
- * the first): a compare-and-swap from -1, so a test's setting is never
- * overwritten by the environment's. */
-static AO_t
-pf_shim_nbsd_identity_on(void)
-{
-  AO_t on = AO_load(&pf_shim_nbsd_identity);
-  if (on == (AO_t)-1) {
-    const char *s = getenv("PF_SHIM_NETBSD_IDENTITY");
-    (void)AO_compare_and_swap_full(&pf_shim_nbsd_identity, (AO_t)-1, (AO_t)(s && *s == '1'));
-    on = AO_load(&pf_shim_nbsd_identity);
-  }
-  return on;
-}
-
 void
 pf_shim_netbsd_set_identity(int on)
 {
@@ -355,7 +338,7 @@ pf_shim_netbsd_set_identity(int on)
 int
 pf_shim_netbsd_object_id(const void *p, struct pf_os_objid *id)
 {
-  if (pf_shim_nbsd_identity_on() == 1)
-    return pf_netbsd_shim_object_id(p, id);
-  return pf_os_object_id(p, id);
+  return pf_shim_identity_on(&pf_shim_nbsd_identity, "PF_SHIM_NETBSD_IDENTITY")
+             ? pf_netbsd_shim_object_id(p, id)
+             : pf_os_object_id(p, id);
 }

@@ -372,10 +372,7 @@ main(void)
          "objid.c: POSIX shm (a tmpfs file on NetBSD): one key through two mappings");
     }
     ok(pf_netbsd_shim_object_id(none, &id2) == -EFAULT, "objid.c: a PROT_NONE page: -EFAULT");
-    gone = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (gone == MAP_FAILED)
-      sysbail("mmap");
-    munmap(gone, (size_t)pg);
+    gone = objtest_unmapped(pg);
     ok(pf_netbsd_shim_object_id(gone, &id2) == -EFAULT, "objid.c: nothing mapped: -EFAULT");
     fflush(stdout);
     pid = fork();

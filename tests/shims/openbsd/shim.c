@@ -208,8 +208,7 @@ pf_shim_obsd_record(const struct pf_shim_map *m, struct kinfo_vmentry *k)
   k->kve_start = (unsigned long)m->lo;
   k->kve_end = (unsigned long)m->hi;
   k->kve_offset = m->off;
-  k->kve_protection = (m->perms[0] == 'r' ? KVE_PROT_READ : 0) | (m->perms[1] == 'w' ? KVE_PROT_WRITE : 0)
-                      | (m->perms[2] == 'x' ? KVE_PROT_EXEC : 0);
+  k->kve_protection = pf_shim_maps_prot(m);
   k->kve_max_protection = KVE_PROT_READ | KVE_PROT_WRITE | KVE_PROT_EXEC;
   if (m->perms[3] == 's') {
     k->kve_inheritance = 0;               /* MAP_INHERIT_SHARE */
@@ -273,22 +272,6 @@ sysctl(const int *name, unsigned int namelen, void *oldp, size_t *oldlenp, void 
   return 0;
 }
 
-/* The switch: -1 until the first op or a test sets it; then 0 (Linux's
- * identity) or 1 (the OS's model).  No lock (a signal handler's op may be
- * the first): a compare-and-swap from -1, so a test's setting is never
- * overwritten by the environment's. */
-static AO_t
-pf_shim_obsd_identity_on(void)
-{
-  AO_t on = AO_load(&pf_shim_obsd_identity);
-  if (on == (AO_t)-1) {
-    const char *s = getenv("PF_SHIM_OPENBSD_IDENTITY");
-    (void)AO_compare_and_swap_full(&pf_shim_obsd_identity, (AO_t)-1, (AO_t)(s && *s == '1'));
-    on = AO_load(&pf_shim_obsd_identity);
-  }
-  return on;
-}
-
 void
 pf_shim_openbsd_set_identity(int on)
 {
@@ -298,7 +281,7 @@ pf_shim_openbsd_set_identity(int on)
 int
 pf_shim_openbsd_object_id(const void *p, struct pf_os_objid *id)
 {
-  if (pf_shim_obsd_identity_on() == 1)
-    return pf_openbsd_shim_object_id(p, id);
-  return pf_os_object_id(p, id);
+  return pf_shim_identity_on(&pf_shim_obsd_identity, "PF_SHIM_OPENBSD_IDENTITY")
+             ? pf_openbsd_shim_object_id(p, id)
+             : pf_os_object_id(p, id);
 }

@@ -326,10 +326,7 @@ main(void)
        "objid.c: a word inside a MAP_SHARED|MAP_ANON mapping, past its first page: shared, no identity: "
        "the OS's futex keys it (KERNEL)");
     ok(pf_openbsd_shim_object_id(none, &id) == -EFAULT, "objid.c: a PROT_NONE page: -EFAULT");
-    gone = mmap(NULL, (size_t)pg, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (gone == MAP_FAILED)
-      sysbail("mmap");
-    munmap(gone, (size_t)pg);
+    gone = objtest_unmapped(pg);
     ok(pf_openbsd_shim_object_id(gone, &id) == -EFAULT, "objid.c: nothing mapped: -EFAULT");
     if ((fd = mkstemp(path)) < 0 || ftruncate(fd, 2 * pg) != 0)
       sysbail("mkstemp");
