@@ -144,6 +144,7 @@ verify bug-pi-double-poll error -DCFG_DEAD -DBUG_PI_DOUBLE_HANDOFF
 verify bug-pi-timeout-loses error -DCFG_PI -DBUG_PI_TIMEOUT_LOSES
 verify bug-pi-handoff-no-od error -DCFG_DEAD -DBUG_PI_HANDOFF_NO_OD
 verify bug-pi-no-poll error -DCFG_DEAD -DBUG_PI_NO_POLL
+verify bug-pi-fast-unlock-any error -DCFG_PI -DBUG_PI_FAST_UNLOCK_ANY
 # the code before pf_emu_pi's robust walk on ESRCH, and before its wait
 # for another survivor's walk (the finding of this model: a locker answered
 # ESRCH while that walk was in progress)

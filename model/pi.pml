@@ -2,7 +2,8 @@
  * (src/pi.c: FUTEX_LOCK_PI, TRYLOCK_PI, UNLOCK_PI) and of the hand-off of
  * a PI lock whose owner died (the blocked lockers' owner poll, and the
  * robust list's walk, src/robust.c pf_robust_word_died), with the user
- * space fast paths of a PI mutex around them (glibc's, examples/pi_mutex.c).
+ * space fast paths of a PI mutex around them (glibc's, examples/pi_mutex.c)
+ * and the ops' own lock-free fast path for an uncontended word (F).
  *
  * Checked exhaustively by Spin (model/pi-check.txt, the lines for
  * model/check.sh); see there for the configurations, the properties, the
@@ -45,7 +46,7 @@
  * NO_WAITERS_BIT, DOUBLE_HANDOFF, TIMEOUT_LOSES, HANDOFF_NO_OD, NO_POLL,
  * NO_ESRCH_RETRY, NO_WALK_WAIT (the code before the wait for another
  * survivor's walk: a locker answered ESRCH while that walk was in
- * progress).  -DSTRICT_ESRCH: the kernel's rule that a robust owner's
+ * progress), FAST_UNLOCK_ANY (see fast_unlock).  -DSTRICT_ESRCH: the kernel's rule that a robust owner's
  * death never answers ESRCH.  -DWITNESS=k: see WIT below.  -DNO_QUEUE_INVARIANT: the monitor
  * without its queue clause (to see a bug's harm rather than the broken
  * invariant). */
@@ -473,13 +474,43 @@ inline trylock_once(t) {
   wake_list()
 }
 
+/* (F) pf_pi_fast: the uncontended lock (from 0 to our id) or unlock (from
+ * our id alone to 0), no bucket lock: the word loaded, the bucket's count
+ * loaded, one compare-and-swap; anything else: the slow path.  Bug flag
+ * BUG_PI_FAST_UNLOCK_ANY: the unlock frees any word with our id (FUTEX_
+ * WAITERS ignored: a queued locker is never handed the lock). */
+inline fast_lock(t) {
+  v = W;                                             /* pf_word_load(uaddr) */
+  if
+  :: v == 0 && waiters == 0 ->                       /* && AO_int_load(&b->waiters) == 0 */
+     atomic { if :: W == v -> W = t; fast = 1 :: else -> fast = 0 fi }   /* pf_pi_cas(uaddr, 0, tid) */
+  :: else -> fast = 0
+  fi;
+  v = 0
+}
+inline fast_unlock(t) {
+  v = W;
+  if
+#ifndef BUG_PI_FAST_UNLOCK_ANY
+  :: v == t && waiters == 0 ->
+#else
+  :: (v & TIDM) == t ->
+#endif
+     atomic { if :: W == v -> W = 0; fast = 1 :: else -> fast = 0 fi }   /* pf_pi_cas(uaddr, tid, 0) */
+  :: else -> fast = 0
+  fi;
+  v = 0
+}
+
 /* pf_emu_pi(r, LOCK_PI / TRYLOCK_PI): the op; a dead owner with nobody
  * queued (ESRCH): the robust lists of dead processes walked now
  * (tab->ops->robust_check), and the op once more. */
 inline emu_pi(t, timed, trylk) {
   walked = 0;
+  fast_lock(t);                                      /* pf_pi_fast(..., 0): (F) */
   do
-  :: if
+  :: fast -> fast = 0; ret = R_OK; break             /* taken: return 0 */
+  :: else -> if
      :: trylk -> trylock_once(t)
      :: else -> lock_once(t, timed)
      fi;
@@ -511,6 +542,10 @@ inline emu_pi(t, timed, trylk) {
  * the lock, the first queued locker is handed the lock (its id | WAITERS,
  * OWNER_DIED cleared), else 0. */
 inline unlock_pi(t) {
+  fast_unlock(t);                                    /* pf_pi_fast(..., 1): (F) */
+  if
+  :: fast -> fast = 0
+  :: else ->
   assert((W & TIDM) == t);                           /* pf_word_load(uaddr) & PF_PI_TID != tid: -EPERM */
   block(t);                                          /* pf_bucket_lock; ready (drain: folded) */
   do
@@ -541,11 +576,12 @@ inline unlock_pi(t) {
   v = 0; n = 0;
   bunlock(t);
   wake_list()
+  fi
 }
 
 /* ---- the processes ---------------------------------------------------------------- */
 
-#define LOCALS byte v, nv, n, o, d, dd, ret, stv, lst, walked; bit hres, took, got, cas, rcbusy, sawod
+#define LOCALS byte v, nv, n, o, d, dd, ret, stv, lst, walked; bit hres, took, got, cas, rcbusy, sawod, fast
 
 /* A thread (a process of the region) that locks the PI mutex `cycles`
  * times, glibc's way: CAS(&W, 0, tid) in user space, else LOCK_PI (or

@@ -25,7 +25,9 @@ int pf_os_probe_write(const void *p);
 int pf_os_word_read(const uint32_t *p, uint32_t *v);   /* declared in pf.h */
 /* Write the word at p without changing it (an atomic add of 0), guarded
  * as pf_os_word_read: 0, or -EFAULT where the store would fault (a
- * read-only page); Windows: a plain atomic add. */
+ * read-only page, nothing mapped, a file page past its end).  Where no
+ * guard is in place (Windows; POSIX while the handler is not installed)
+ * pf_os_probe_write asks the OS first. */
 int pf_os_word_touch(uint32_t *p);
 
 /* A shared (non-PRIVATE) futex key may be made for the word at p: Linux
@@ -93,6 +95,9 @@ int pf_os_tid_alive(uint32_t tid);
  * held by another process, 0 not), drop the lock on byte `byte` of fd. */
 int pf_os_lock_claim(int fd, uint32_t byte);
 int pf_os_lock_held(int fd, uint32_t byte);
+/* lock: the pid of the process that holds the lock on byte `byte` of fd
+ * (the OS's answer), 0 when none does, -1 when it cannot be told. */
+int pf_os_lock_holder(int fd, uint32_t byte);
 void pf_os_lock_release(int fd, uint32_t byte);
 /* start: process pid's start time in *t (any unit, fixed per OS): 1, or 0
  * when there is no such process (or it has ended), or -1 when it exists but

@@ -27,17 +27,20 @@
  * A PI waiter is an ordinary node with bitset 0, so no wake, wake_op or
  * requeue matches it (the kernel answers EINVAL to a plain wake of a PI
  * word instead), and `pi` = PF_PI_LOCK | its id.  Every word access is a
- * load or a compare-and-swap; the word is probed writable first (EFAULT),
- * outside the locks.
+ * load or a compare-and-swap; the word is probed writable first (EFAULT:
+ * a guarded write of no change), outside the locks.  The uncontended
+ * lock and unlock take no lock at all (F, pf_pi_fast).
  *
  * No priority is boosted: no port's park call (futex, umtx, ulock,
  * WaitOnAddress, SysV semaphores) offers priority inheritance.
  *
  * An owner that ends holding the lock: Linux hands it to the top waiter
  * when the owner exits, FUTEX_OWNER_DIED set (robust list or not).
- * Here a blocked locker asks the OS every PF_PI_POLL_NS whether the owner
- * is alive (pf_os_tid_alive: Linux, Windows; elsewhere it cannot tell and
- * waits on), and hands the lock over when it is not; a robust list's walk
+ * Here a blocked locker asks every PF_PI_POLL_NS whether the owner is
+ * alive (pf_os_tid_alive: the OS on Linux and Windows; elsewhere the OS
+ * for the owner's process and, for its threads, what that process
+ * published: src/tid.c (T)), and hands the lock over when it is not; a
+ * robust list's walk
  * does it at once (src/robust.c).  A thread id reused meanwhile by a new
  * thread passes for the owner: the locker then waits on (its timeout). */
 #include "emu.h"
@@ -350,7 +353,7 @@ pf_pi_cmp_requeue(const struct pf_req *r)
     return -EINVAL;
   if ((ret = pf_word_check(r->uaddr)) < 0 || (ret = pf_word_check(r->uaddr2)) < 0)
     return ret;
-  if ((ret = pf_os_probe_write(r->uaddr2)) < 0 || (ret = pf_os_word_touch(r->uaddr2)) < 0)
+  if ((ret = pf_os_word_touch(r->uaddr2)) < 0)
     return ret;
   i1 = pf_key_bucket(t1, &k1);
   i2 = pf_key_bucket(t2, &k2);
@@ -460,6 +463,28 @@ out_nolock:
   return ret;
 }
 
+/* (F) The uncontended lock and unlock, without the bucket lock, the
+ * signal mask or a node: a free word (0) taken, or our own word with no
+ * FUTEX_WAITERS (our id alone) freed, by one compare-and-swap, when the
+ * bucket counts no waiter.  This is the slow path's own answer: a PI
+ * locker sets FUTEX_WAITERS (a compare-and-swap under the bucket lock)
+ * before it queues, and a hand-off or a dead owner's hand-off leaves it
+ * set while lockers are queued, so a word without it has none queued
+ * and the slow path would swap the same values (OWNER_DIED or
+ * FUTEX_WAITERS set: the slow path).  The bucket's count catches what
+ * the word cannot: a word a program reset to 0 under queued lockers
+ * goes the slow way, as before.  Any change to the word meanwhile fails
+ * the swap: the slow path.  glibc's PI mutexes make the same two swaps
+ * in user space (model/pi.pml checks them beside the ops).  1 done. */
+static int
+pf_pi_fast(struct pf_table *tab, const struct pf_key *key, uint32_t *uaddr, uint32_t tid,
+           int unlock)
+{
+  struct pf_bucket *b = &tab->buckets[pf_key_bucket(tab, key)];
+  uint32_t from = unlock ? tid : 0, v = pf_word_load(uaddr);
+  return v == from && AO_int_load(&b->waiters) == 0 && pf_pi_cas(uaddr, from, unlock ? 0 : tid);
+}
+
 int
 pf_emu_pi(const struct pf_req *r, int cmd)
 {
@@ -478,13 +503,15 @@ pf_emu_pi(const struct pf_req *r, int cmd)
     return ret;
   if ((ret = pf_word_check(r->uaddr)) < 0)
     return ret;
-  if ((ret = pf_os_probe_write(r->uaddr)) < 0          /* the kernel's EFAULT */
-      || (ret = pf_os_word_touch(r->uaddr)) < 0)
+  if ((ret = pf_os_word_touch(r->uaddr)) < 0)          /* the kernel's EFAULT */
     return ret;
+  if (cmd != PF_OP_LOCK_PI && cmd != PF_OP_LOCK_PI2 && cmd != PF_OP_TRYLOCK_PI
+      && cmd != PF_OP_UNLOCK_PI)
+    return -ENOSYS;
+  if (pf_pi_fast(tab, &key, r->uaddr, tid, cmd == PF_OP_UNLOCK_PI))
+    return 0;
   if (cmd == PF_OP_UNLOCK_PI)
     return pf_pi_unlock(tab, &key, r->uaddr, tid);
-  if (cmd != PF_OP_LOCK_PI && cmd != PF_OP_LOCK_PI2 && cmd != PF_OP_TRYLOCK_PI)
-    return -ENOSYS;
   for (walked = 0;; walked = 1) {
     uint32_t dead;
     int waits = 0;

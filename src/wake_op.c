@@ -29,9 +29,9 @@ pf_emu_wake_op(const struct pf_req *r)
   if ((ret = pf_word_check(r->uaddr2)) < 0)
     return ret;
   /* The op stores under both bucket locks: make sure first that the store
-   * cannot fault (Linux: EFAULT from a probe; everywhere a guarded no-op
-   * atomic write, with no lock held). */
-  if ((ret = pf_os_probe_write(r->uaddr2)) < 0 || (ret = pf_os_word_touch(r->uaddr2)) < 0)
+   * cannot fault (a guarded no-op atomic write, with no lock held; the
+   * OS's probe where no guard is in place). */
+  if ((ret = pf_os_word_touch(r->uaddr2)) < 0)
     return ret;
   i1 = pf_key_bucket(t1, &k1);
   i2 = pf_key_bucket(t2, &k2);

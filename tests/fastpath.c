@@ -1,6 +1,7 @@
 /* fastpath: under emulation, a wait whose value does not match and a
  * private wake that finds no waiter make no system call (the fast paths in
- * wait.c and wake.c); a shared wake outside regions that finds no waiter
+ * wait.c and wake.c), nor does an uncontended PI lock, trylock or unlock of
+ * a private word (pi.c (F)); a shared wake outside regions that finds no waiter
  * makes one, the mapping query (which object, issue 20: ports/linux/objid.c),
  * and no other.  A forked child runs them under a seccomp filter that traps every
  * system call but exit/exit_group/rt_sigreturn, and exits with the number of
@@ -167,6 +168,33 @@ fp_child_shared_wakes(uint32_t *word)
   fp_exit_count(bad);
 }
 
+/* Uncontended PI ops on a private word (pi.c (F)): lock, trylock, lock2
+ * and unlock each take or free a free word with no system call (the
+ * caller's id is cached; the word's write check is the guarded touch).
+ * The word must read our id after each lock and 0 after each unlock. */
+static void
+fp_child_pi(uint32_t *word)
+{
+  int i, bad = 0;
+  uint32_t me = (uint32_t)pfutex_tid();
+  *word = 0;
+  for (i = 0; i < FP_ITERS; i++) {
+    if (pfutex(word, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0) != 0 || *word != me)
+      bad = 1;
+    if (pfutex(word, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0) != 0 || *word != 0)
+      bad = 1;
+    if (pfutex(word, FUTEX_TRYLOCK_PI_PRIVATE, 0, NULL, NULL, 0) != 0 || *word != me)
+      bad = 1;
+    if (pfutex(word, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0) != 0 || *word != 0)
+      bad = 1;
+    if (pfutex(word, FUTEX_LOCK_PI2 | FUTEX_PRIVATE_FLAG, 0, NULL, NULL, 0) != 0 || *word != me)
+      bad = 1;
+    if (pfutex(word, FUTEX_UNLOCK_PI_PRIVATE, 0, NULL, NULL, 0) != 0 || *word != 0)
+      bad = 1;
+  }
+  fp_exit_count(bad);
+}
+
 /* Runs `body` in a filtered child; returns its wait status. */
 static int
 fp_run_child(void (*body)(uint32_t *), uint32_t *word)
@@ -179,6 +207,7 @@ fp_run_child(void (*body)(uint32_t *), uint32_t *word)
     alarm(20);                       /* our own watchdog, set before the filter */
     if (fp_allow_query)
       (void)pfutex(word, FUTEX_WAKE, 1, NULL, NULL, 0);   /* the query's descriptor */
+    (void)pfutex_tid();              /* the child's id, asked once (then cached) */
     if (fp_install_filter() != 0)
       _exit(251);
     body(word);
@@ -214,7 +243,7 @@ int
 main(void)
 {
 #ifdef FP_HAVE_SECCOMP
-  static uint32_t word = 7;
+  static uint32_t word = 7, pi_word;
   int st;
   const char *no_filter;
 #endif
@@ -234,7 +263,7 @@ main(void)
 #else
   if ((no_filter = pft_seccomp_unavailable()) != NULL)
     skip_all("cannot install a seccomp filter here (%s)", no_filter);
-  plan(6);
+  plan(8);
   pft_watchdog(60);
 
   /* Warm up: the backend's one-time init makes system calls; so does the
@@ -255,6 +284,13 @@ main(void)
   is_int(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
          "%d mismatched waits (private and shared) and %d private empty wakes: no system call",
          4 * FP_ITERS, 3 * FP_ITERS);
+
+  st = fp_run_child(fp_child_pi, &pi_word);
+  fp_report(st, "PI ops");
+  ok(WIFEXITED(st), "PI child exited normally");
+  is_int(0, WIFEXITED(st) ? WEXITSTATUS(st) : -1,
+         "%d uncontended PI lock, trylock and lock2 each with its unlock, private word: "
+         "no system call", 3 * FP_ITERS);
 
   if (pf_os_objid_reader() != 1) {
     skip("shared empty wakes: this kernel has no PROCMAP_QUERY (the mapping is read from "

@@ -200,8 +200,11 @@ pf_guard_access(const uint32_t *p, uint32_t *v)
   if (pf_addr_unreadable(p))
     return -EFAULT;
   if (!pf_guard_install()) {
+    int ret;
     if (v)
       *v = AO_int_load_acquire((const volatile unsigned int *)p);
+    else if ((ret = pf_os_probe_write(p)) < 0)    /* unguarded: ask the OS first */
+      return ret;
     else
       PF_GUARD_TOUCH((volatile unsigned int *)(uintptr_t)p);
     return 0;

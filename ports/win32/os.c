@@ -110,8 +110,9 @@ static volatile unsigned int pf_touch_zero;
 int
 pf_os_word_touch(uint32_t *p)
 {
-  if (pf_addr_unreadable(p))
-    return -EFAULT;
+  int ret;
+  if ((ret = pf_os_probe_write(p)) < 0)          /* unguarded: VirtualQuery first */
+    return ret;
   (void)AO_int_fetch_and_add_full((volatile unsigned int *)p, pf_touch_zero);
   return 0;
 }
