@@ -43,6 +43,7 @@
 # include <sys/mman.h>
 # include <sys/syscall.h>
 # include <unistd.h>
+# include <sys/wait.h>
 #endif
 
 #if !defined(__linux__)
@@ -1117,6 +1118,13 @@ static const struct {
   { "robust: get_robust_list of another thread; a bad pointer", robust_get_other, 2 },
 };
 
+static void *
+tid_of_thread(void *arg)
+{
+  (void)arg;
+  return (void *)(uintptr_t)(pfutex_tid() == pft_gettid() && pfutex_tid() != getpid());
+}
+
 int
 main(void)
 {
@@ -1148,6 +1156,25 @@ main(void)
     both(cases[i].name, cases[i].fn);
   }
   ok(pfutex_tid() == pft_gettid(), "pfutex_tid() is gettid()");
+  {
+    /* the id is cached per thread (src/tid.c): a fork child, whose
+     * forking thread had it cached, and a new thread each have their own */
+    pthread_t th;
+    void *res = NULL;
+    int st = -1;
+    pid_t kid = fork();
+    if (kid < 0)
+      sysbail("fork");
+    if (kid == 0)
+      _exit(pfutex_tid() == pft_gettid() && pfutex_tid() == getpid() ? 0 : 1);
+    while (waitpid(kid, &st, 0) < 0)
+      if (errno != EINTR)
+        sysbail("waitpid");
+    ok(WIFEXITED(st) && WEXITSTATUS(st) == 0, "a fork child's pfutex_tid() is its own gettid()");
+    if (pthread_create(&th, NULL, tid_of_thread, NULL) != 0 || pthread_join(th, &res) != 0)
+      sysbail("pthread_create");
+    ok(res == (void *)1, "a new thread's pfutex_tid() is its own gettid()");
+  }
   return 0;
 }
 #endif

@@ -67,6 +67,19 @@ pf_os_lock_held(int fd, uint32_t byte)
   return held;
 }
 
+int
+pf_os_lock_holder(int fd, uint32_t byte)
+{
+  struct flock fl;
+  int saved = errno, ret;
+  if (fd < 0 || pf_live_fcntl(fd, F_GETLK, F_RDLCK, byte, &fl) != 0)
+    ret = -1;
+  else
+    ret = fl.l_type == F_UNLCK ? 0 : fl.l_pid > 0 ? (int)fl.l_pid : -1;
+  errno = saved;
+  return ret;
+}
+
 void
 pf_os_lock_release(int fd, uint32_t byte)
 {
