@@ -653,6 +653,8 @@ void pf_cpu_relax(unsigned int *spins);
 #ifndef PF_SCHED_POINTS
 # define PF_SCHED_SPIN() ((void)0)
 # define PF_SCHED_SLICE(v) ((void)0)
+# define PF_SCHED_POLL(v) ((void)0)
+# define PF_SCHED_POLLING() 0
 #endif
 
 /* The wait's steps (src/wait.c), for the other ops that queue a waiter

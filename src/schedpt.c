@@ -14,6 +14,7 @@
 
 const struct pf_sched_hooks *volatile pf_sched_hooks;
 __thread int pf_sched_slice;
+__thread int pf_sched_poll;
 __thread struct pf_sched_alt pf_sched_alt;
 
 void

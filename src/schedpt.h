@@ -56,6 +56,13 @@ void pf_sched_spin(const char *file, int line);
 /* Set by wait.c around a region's park that is only a slice (R). */
 extern __thread int pf_sched_slice;
 #define PF_SCHED_SLICE(v) (pf_sched_slice = (v))
+/* Set by wait.c around a park that is a poll's slice (src/pi.c: a PI
+ * locker asks between slices whether the lock's owner lives): a slice
+ * too, for the scheduler (it fires once the waiter is no longer queued),
+ * so an untimed lock is not timed out into an endless poll. */
+extern __thread int pf_sched_poll;
+#define PF_SCHED_POLL(v) (pf_sched_poll = (v))
+#define PF_SCHED_POLLING() pf_sched_poll
 /* Set by waitv.c around a slice of a futex_waitv with shared tables'
  * words (src/waitv.c): what the slice's end looks at besides its own
  * parker, so the scheduler may fire the slice once one of them would end

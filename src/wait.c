@@ -204,6 +204,13 @@ int
 pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async)
 {
   int shared = w->tab->slots != NULL;
+  if (!shared && PF_SCHED_POLLING()) {           /* (sched points only) */
+    int ret;
+    PF_SCHED_SLICE(1);
+    ret = pf_port_park(w, 0, dl, async);
+    PF_SCHED_SLICE(0);
+    return ret;
+  }
   if (!shared)
     return pf_port_park(w, 0, dl, async);
   for (;;) {
@@ -211,7 +218,7 @@ pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async)
     int last, ret;
     long ns = w->tab->ops->slice_ns(w->tab);     /* shorter with robust lists there */
     pf_slice_ns(dl, ns > 0 && ns < PF_REGION_SLICE_NS ? ns : PF_REGION_SLICE_NS, &slice, &last);
-    PF_SCHED_SLICE(!last || w->vx_sliced);   /* src/schedpt.h: the scheduler's to fire */
+    PF_SCHED_SLICE(!last || w->vx_sliced || PF_SCHED_POLLING());   /* src/schedpt.h */
     ret = pf_port_park(w, 1, &slice, async);
     PF_SCHED_SLICE(0);
     if (ret != -ETIMEDOUT || last)
@@ -263,7 +270,9 @@ pf_waiter_park_poll(struct pf_waiter *w, const struct pf_deadline *dl, int async
     struct pf_deadline slice;
     int last, ret;
     pf_slice_ns(dl, poll->ns, &slice, &last);
+    PF_SCHED_POLL(!last);
     ret = pf_waiter_park(w, &slice, async);
+    PF_SCHED_POLL(0);
     if (ret != -ETIMEDOUT || last || AO_int_load(&w->node->state) != PF_W_QUEUED)
       return ret;
     poll->fn(poll->arg);

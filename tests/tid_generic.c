@@ -8,7 +8,11 @@
  *     back), and new threads take those slots again, still all different;
  *   - a 16th live thread shares a slot (the documented limit);
  *   - a fork child's id carries its own pid; alive while the child lives,
- *     not once it is reaped; the parent's own id stays alive. */
+ *     not once it is reaped; the parent's own id stays alive;
+ *   - another process's threads as that process published them (src/tid.c
+ *     (T)): a live thread alive, an exited one not, a killed process's
+ *     ids not even before it is reaped; an object its pid did not lock, or
+ *     one others could write, never says a thread is gone. */
 #ifdef _WIN32
 #include "basic.h"
 int
@@ -28,6 +32,7 @@ main(void)
 #include "../src/tid.c"
 
 #include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/wait.h>
 #include "pft.h"
@@ -101,13 +106,154 @@ end_round(int n, pthread_t *t)
     pthread_join(t[i], NULL);
 }
 
+/* ---- another process's threads (T) ---------------------------------- */
+static int kid_go[2];
+
+static void *
+kid_stay(void *arg)
+{
+  char c;
+  *(pid_t *)arg = pf_test_generic_tid();
+  if (read(kid_go[0], &c, 1) != 1)   /* until the parent says */
+    _exit(4);
+  return NULL;
+}
+
+static void *
+kid_leave(void *arg)
+{
+  *(pid_t *)arg = pf_test_generic_tid();
+  return NULL;
+}
+
+static pid_t
+reap_later(pid_t p)
+{
+  siginfo_t si;
+  /* dead, not reaped: a zombie (kill(p, 0) still finds it) */
+  while (waitid(P_PID, (id_t)p, &si, WEXITED | WNOWAIT) != 0)
+    if (errno != EINTR)
+      sysbail("waitid");
+  return p;
+}
+
+/* A third process makes pid's object (mode, bits all clear) and holds its
+ * lock until killed; returns its pid once it holds it. */
+static pid_t
+forge(uint32_t pid, mode_t mode)
+{
+  int rd[2];
+  char c;
+  pid_t f;
+  if (pipe(rd) != 0)
+    sysbail("pipe");
+  f = fork();
+  if (f < 0)
+    sysbail("fork");
+  if (f == 0) {
+    int fd;
+    pf_tid_pub_remove(pid);
+    fd = pf_tid_pub_open(pid, O_RDWR | O_CREAT | O_EXCL);
+    if (fd < 0 || fchmod(fd, mode) != 0 || ftruncate(fd, (off_t)PF_TID_PUB_SIZE) != 0
+        || pf_os_lock_claim(fd, 0) != 0 || write(rd[1], "r", 1) != 1)
+      _exit(2);
+    for (;;)
+      pause();
+  }
+  close(rd[1]);
+  if (read(rd[0], &c, 1) != 1)
+    bail("the forger could not make the object of pid %u", (unsigned)pid);
+  close(rd[0]);
+  return f;
+}
+
+static void
+other_process(void)
+{
+  int res[2], st;
+  pid_t p, got[3], p2;
+  char c;
+  if (pipe(res) != 0 || pipe(kid_go) != 0)
+    sysbail("pipe");
+  p = fork();
+  if (p < 0)
+    sysbail("fork");
+  if (p == 0) {
+    pthread_t a, b;
+    pid_t ids3[3] = { 0, 0, 0 };
+    ids3[0] = pf_test_generic_tid();
+    if (pthread_create(&b, NULL, kid_leave, &ids3[2]) != 0 || pthread_join(b, NULL) != 0
+        || pthread_create(&a, NULL, kid_stay, &ids3[1]) != 0)
+      _exit(2);
+    while (!__atomic_load_n(&ids3[1], __ATOMIC_ACQUIRE))
+      usleep(200);
+    if (write(res[1], ids3, sizeof ids3) != (ssize_t)sizeof ids3)
+      _exit(3);
+    pthread_join(a, NULL);           /* the parent's first byte */
+    if (write(res[1], "j", 1) != 1)
+      _exit(3);
+    for (;;)
+      pause();                       /* killed */
+  }
+  if (read(res[0], got, sizeof got) != (ssize_t)sizeof got)
+    sysbail("read");
+  ok(pf_test_generic_tid_alive((uint32_t)got[0]) && pf_test_generic_tid_alive((uint32_t)got[1]),
+     "another process's live threads (%#x, %#x): alive", (unsigned)got[0], (unsigned)got[1]);
+  ok(!pf_test_generic_tid_alive((uint32_t)got[2]),
+     "a thread that exited in another live process (%#x): not alive", (unsigned)got[2]);
+  if (write(kid_go[1], "x", 1) != 1 || read(res[0], &c, 1) != 1)
+    sysbail("pipe");
+  ok(!pf_test_generic_tid_alive((uint32_t)got[1]) && pf_test_generic_tid_alive((uint32_t)got[0]),
+     "its other thread exits: not alive; its main thread still is");
+  kill(p, SIGKILL);
+  reap_later(p);
+  ok(kill(p, 0) == 0 && !pf_test_generic_tid_alive((uint32_t)got[0]),
+     "killed, not yet reaped (a zombie kill(pid, 0) finds): its ids not alive");
+  waitpid(p, &st, 0);
+  pf_tid_pub_remove((uint32_t)p);
+
+  /* a live process that published nothing; an object made for its pid by
+   * another process (this one) must not speak for it */
+  p2 = fork();
+  if (p2 < 0)
+    sysbail("fork");
+  if (p2 == 0) {
+    for (;;)
+      pause();
+  }
+  {
+    uint32_t t2 = ((uint32_t)p2 << PF_TID_SLOT_BITS) | 3u;
+    pid_t f;
+    f = forge((uint32_t)p2, 0644);
+    ok(pf_test_generic_tid_alive(t2),
+       "an object locked by another pid than its name's (bits all clear): alive, never gone");
+    kill(f, SIGKILL);
+    waitpid(f, &st, 0);
+    f = forge((uint32_t)p2, 0666);
+    ok(pf_test_generic_tid_alive(t2), "nor one others could write");
+    kill(f, SIGKILL);
+    waitpid(f, &st, 0);
+    {
+      int fd = pf_tid_pub_open((uint32_t)p2, O_RDWR);
+      if (fd < 0 || fchmod(fd, 0644) != 0)
+        sysbail("fchmod");
+      close(fd);
+    }
+    ok(!pf_test_generic_tid_alive(t2),
+       "our own user's object that nobody holds: its maker is gone, no id of it is out");
+    pf_tid_pub_remove((uint32_t)p2);
+  }
+  kill(p2, SIGKILL);
+  waitpid(p2, &st, 0);
+}
+
 int
 main(void)
 {
   pthread_t t[NT + 1];
   pid_t me = pf_test_generic_tid(), p, kid = 0;
   int st, fd[2], go[2];
-  plan(12);
+  plan(19);
   ok(me > 0 && (uint32_t)me <= 0x3fffffffu && (uint32_t)me >> 4 == (uint32_t)getpid(),
      "the main thread's id %#x: 30 bits, not 0, this pid beside slot %u", (unsigned)me,
      (unsigned)me & 15u);
@@ -160,6 +306,8 @@ main(void)
   ok(!pf_test_generic_tid_alive((uint32_t)kid), "not alive once it is reaped");
   ok(pf_test_generic_tid_alive((uint32_t)me), "the parent's own id stays alive");
   ok(pf_test_generic_tid() == me, "and unchanged");
+  pf_tid_pub_remove((uint32_t)p);   /* the child ended by _exit: no destructor ran */
+  other_process();
   return 0;
 }
 #endif

@@ -55,6 +55,7 @@
 #include "basic.h"
 #include "pft.h"
 #include "region/internal.h"
+#include <pfutex/linux.h>
 
 #include <errno.h>
 #include <limits.h>
@@ -70,7 +71,8 @@
 /* ---- Scenarios ---------------------------------------------------------------- */
 enum { W_A, W_B, W_C, W_D, W_N };       /* D: another word in A's bucket */
 enum {
-  OP_END, OP_SET, OP_WAIT, OP_WAKE, OP_REQUEUE, OP_CMP_REQUEUE, OP_WAKE_OP, OP_WAITV
+  OP_END, OP_SET, OP_WAIT, OP_WAKE, OP_REQUEUE, OP_CMP_REQUEUE, OP_WAKE_OP, OP_WAITV,
+  OP_LOCK_PI, OP_UNLOCK_PI
 };
 struct op {
   int kind, w, w2;
@@ -95,6 +97,15 @@ struct op {
  * the engine's pf_vx_woken_total around the call) */
 #define WAITV(w, w2) { OP_WAITV, w, w2, 0, 0, 0, 0, 0, 0 }
 #define TWAITV(w, w2) { OP_WAITV, w, w2, 0, 0, 0, 0, 1, 0 }
+/* The PI lock ops (src/pi.c) on w: LOCK_PI (untimed, or timed: its
+ * timeout the scheduler's to fire), TRYLOCK_PI (nr 1), and UNLOCK_PI of a
+ * lock this thread holds (nothing when its lock did not take it).  The
+ * critical section between a lock and its unlock is checked exclusive,
+ * the word naming its holder; at the end the word is 0. */
+#define LOCKPI(w) { OP_LOCK_PI, w, 0, 0, 0, 0, 0, 0, 0 }
+#define TLOCKPI(w) { OP_LOCK_PI, w, 0, 0, 0, 0, 0, 1, 0 }
+#define TRYLOCKPI(w) { OP_LOCK_PI, w, 0, 0, 1, 0, 0, 0, 0 }
+#define UNLOCKPI(w) { OP_UNLOCK_PI, w, 0, 0, 0, 0, 0, 0, 0 }
 #define END { OP_END, 0, 0, 0, 0, 0, 0, 0, 0 }
 
 struct scenario {
@@ -169,6 +180,22 @@ static const struct scenario scenarios[] = {
     { { TWAIT(W_A), END }, { TWAIT(W_A), END }, { WAIT(W_B), END },
       { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } }, PRIV },
 
+  /* The PI lock ops: the uncontended fast path (F), the hand-off to a
+   * queued locker, a trylock's EAGAIN, a timed locker's timeout racing
+   * the hand-off (woken wins: it then holds the lock) */
+  { "pi:lock/lock", 2, { 0 }, 1,
+    { { LOCKPI(W_A), UNLOCKPI(W_A), END }, { LOCKPI(W_A), UNLOCKPI(W_A), END } }, PRIV },
+  { "pi:lock/trylock", 2, { 0 }, 1,
+    { { LOCKPI(W_A), UNLOCKPI(W_A), END }, { TRYLOCKPI(W_A), UNLOCKPI(W_A), END } }, PRIV },
+  { "pi:lock/timedlock", 2, { 0 }, 1,
+    { { LOCKPI(W_A), UNLOCKPI(W_A), END }, { TLOCKPI(W_A), UNLOCKPI(W_A), END } }, PRIV },
+  { "pi:lock;lock/lock", 2, { 0 }, 1,
+    { { LOCKPI(W_A), UNLOCKPI(W_A), LOCKPI(W_A), UNLOCKPI(W_A), END },
+      { LOCKPI(W_A), UNLOCKPI(W_A), END } }, PRIV },
+  { "pi:lock,timedlock/lock", 3, { 0 }, 0,
+    { { LOCKPI(W_A), UNLOCKPI(W_A), END }, { TLOCKPI(W_A), UNLOCKPI(W_A), END },
+      { LOCKPI(W_A), UNLOCKPI(W_A), END } }, PRIV },
+
   /* ---- Shared regions, waiter and waker in different processes ---- */
 #define RGN(...) 1, { 0, 1, 2, 3 }, { __VA_ARGS__ }
   { "r:wait/wake", 2, { 0 }, 1,
@@ -210,6 +237,11 @@ static const struct scenario scenarios[] = {
   { "r:wait,timedwait+dies/requeue", 3, { 0 }, 1,
     { { WAIT(W_A), END }, { TWAIT(W_A), END },
       { SET(W_A, 1), REQUEUE(W_A, W_B, 1, 1), SET(W_B, 1), WAKEALL(W_B), END } }, RGN(0, 1, 0) },
+  /* PI lock ops on a region's word, lockers in different processes */
+  { "r:pi:lock/lock", 2, { 0 }, 1,
+    { { LOCKPI(W_A), UNLOCKPI(W_A), END }, { LOCKPI(W_A), UNLOCKPI(W_A), END } }, RGN(0) },
+  { "r:pi:lock/timedlock", 2, { 0 }, 1,
+    { { LOCKPI(W_A), UNLOCKPI(W_A), END }, { TLOCKPI(W_A), UNLOCKPI(W_A), END } }, RGN(0) },
   /* futex_waitv on a region's words: its parker and members are slots */
   { "r:waitv/wake", 2, { 0 }, 1,
     { { WAITV(W_A, W_B), END }, { SET(W_B, 1), WAKEALL(W_B), END } }, RGN(0) },
@@ -376,6 +408,8 @@ struct counts {
   int dead_waking;                      /* a killed waitv: its members WAKING at its death
                                            (counted by a wake before it died) */
   int dead_members;                     /* ... and its members still QUEUED or WAKING then */
+  int pi_holder;                        /* the thread in a PI critical section, or -1 */
+  int pi_held[SCHED_MAXT];              /* each thread's lock taken */
 };
 enum { DS_NONE = -1 };
 static struct counts *cnt;
@@ -643,6 +677,55 @@ body(int me)
                 pft_errname(e), found);
       break;
     }
+    case OP_LOCK_PI: {
+      int op = (o->nr ? FUTEX_TRYLOCK_PI : FUTEX_LOCK_PI)
+               | (flags & PFUTEX_PRIVATE ? FUTEX_PRIVATE_FLAG : 0);
+      uint32_t me_id = (uint32_t)pfutex_tid() & 0x3fffffffu;
+      struct timespec rt;
+      /* LOCK_PI's timeout: absolute CLOCK_REALTIME, within a poll's slice
+       * of the virtual now (src/pi.c), so its one park is the last and
+       * the scheduler fires it when it likes */
+      if (o->timed) {
+        if (pf_clock_now(PFUTEX_CLOCK_REALTIME, &rt) != 0)
+          sched_fail("T%d: no clock", me);
+        rt.tv_nsec += 50000000L;
+        if (rt.tv_nsec >= 1000000000L) {
+          rt.tv_nsec -= 1000000000L;
+          rt.tv_sec++;
+        }
+      }
+      r = (int)pfutex(w, op, 0, o->timed ? &rt : NULL, NULL, 0);
+      e = r < 0 ? errno : 0;
+      if (getenv("SCHED_TRACE"))
+        fprintf(stderr, "T%d: %s %c: %s\n", me, o->nr ? "trylock" : "lock", 'A' + o->w,
+                pft_errname(e));
+      if (r == 0) {
+        if ((AO_int_load(w) & 0x3fffffffu) != me_id)
+          sched_fail("T%d: lock of %c returned 0, the word is %#x (our id %#x)", me, 'A' + o->w,
+                     (unsigned)AO_int_load(w), (unsigned)me_id);
+        else if (cnt->pi_holder >= 0)
+          sched_fail("T%d: lock of %c returned 0 while T%d holds it", me, 'A' + o->w,
+                     cnt->pi_holder);
+        cnt->pi_holder = me;
+        cnt->pi_held[me] = 1;
+      } else if (!((e == EAGAIN && o->nr) || (e == ETIMEDOUT && o->timed))) {
+        sched_fail("T%d: %s of %c returned %s", me, o->nr ? "trylock" : "lock", 'A' + o->w,
+                   pft_errname(e));
+      }
+      break;
+    }
+    case OP_UNLOCK_PI:
+      if (!cnt->pi_held[me])
+        break;
+      if (cnt->pi_holder != me)
+        sched_fail("T%d: unlock, but T%d is in the critical section", me, cnt->pi_holder);
+      cnt->pi_holder = -1;
+      cnt->pi_held[me] = 0;
+      r = (int)pfutex(w, FUTEX_UNLOCK_PI | (flags & PFUTEX_PRIVATE ? FUTEX_PRIVATE_FLAG : 0), 0,
+                      NULL, NULL, 0);
+      if (r != 0)
+        sched_fail("T%d: unlock of %c returned %s", me, 'A' + o->w, pft_errname(errno));
+      break;
     case OP_WAKE_OP:
       /* *w2 = 1; wake nr of w, and nr2 of w2 if it was 0 */
       r = pfutex_wake_op(w, w2, o->nr, o->nr2, PFUTEX_OP(PFUTEX_OP_SET, 1, PFUTEX_OP_CMP_EQ, 0),
@@ -657,6 +740,22 @@ body(int me)
   }
 }
 
+/* A PI scenario's end: every lock taken was given back, so the word is
+ * 0 (FUTEX_WAITERS included: the last unlock found nobody queued). */
+static void
+check_end_pi(void)
+{
+  int t, pi = 0;
+  const struct op *o;
+  for (t = 0; t < sc->nth; t++)
+    for (o = sc->ops[t]; o->kind != OP_END; o++)
+      pi |= o->kind == OP_LOCK_PI;
+  if (pi && AO_int_load(words[W_A]) != 0)
+    sched_fail("at the end, the PI word is %#x, not 0", (unsigned)AO_int_load(words[W_A]));
+  if (cnt->pi_holder >= 0)
+    sched_fail("at the end, T%d is still in the critical section", cnt->pi_holder);
+}
+
 /* The final checks, by the child's main thread (not controlled). */
 static void
 check_end(void)
@@ -669,6 +768,7 @@ check_end(void)
   }
   if (claims != zeros)
     sched_fail("counts: the wakers counted %ld woken, %ld waits returned 0", claims, zeros);
+  check_end_pi();
   for (w = 0; w < W_N; w++) {
     struct pf_key k;
     int r;
@@ -802,6 +902,7 @@ check_end_region(void)
   if (d < lo || d > hi)
     sched_fail("counts: the wakers counted %ld woken, %ld waits returned 0 (killed: %s, in op %d, its slot %d)",
                claims, zeros, v >= 0 ? "yes" : "none", v >= 0 ? cnt->in_op[v] : 0, cnt->dead_slot);
+  check_end_pi();
   for (w = 0; w < W_N; w++) {
     int r;
     if (!words[w])
@@ -907,6 +1008,7 @@ run_one(const struct scenario *s)
   memset(cnt, 0, sizeof *cnt);
   cnt->victim = -1;
   cnt->dead_slot = DS_NONE;
+  cnt->pi_holder = -1;
   rgn = NULL;
   rgn2 = NULL;
   tr->failed = 0;
