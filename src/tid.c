@@ -242,22 +242,13 @@ pf_tid_exit(void *arg)
     pf_tid_give((uint32_t)(v - 1));
 }
 
-static void
-pf_tid_atfork_prepare(void)
-{
-  pthread_mutex_lock(&pf_tid_lock);
-}
-
-static void
-pf_tid_atfork_parent(void)
-{
-  pthread_mutex_unlock(&pf_tid_lock);
-}
-
 /* fork(): the child has one thread; the others' slots are free there.  The
  * parent's object is the parent's: the child lets go of its mapping and
  * descriptor (it holds no lock on it: record locks are not inherited) and
- * publishes its own at its next id. */
+ * publishes its own at its next id.  pf_tid_lock is made anew: another
+ * thread of the parent may have held it (no prepare handler takes it,
+ * which another fork handler asking its first id would deadlock on);
+ * whatever that thread was doing is the parent's and is dropped here. */
 static void
 pf_tid_atfork_child(void)
 {
@@ -274,7 +265,7 @@ pf_tid_atfork_child(void)
   pf_tid_pub_fd = -1;
   pf_tid_pub_pid = 0;
   pf_tid_mine = 0;                          /* the next call names it anew (same slot) */
-  pthread_mutex_unlock(&pf_tid_lock);
+  (void)pthread_mutex_init(&pf_tid_lock, NULL);
 }
 
 /* The process ends (exit, or the library unloaded): its object goes. */
@@ -289,7 +280,7 @@ static void
 pf_tid_init(void)
 {
   (void)pthread_key_create(&pf_tid_key, pf_tid_exit);
-  (void)pthread_atfork(pf_tid_atfork_prepare, pf_tid_atfork_parent, pf_tid_atfork_child);
+  (void)pthread_atfork(NULL, NULL, pf_tid_atfork_child);
   AO_int_store(&pf_tid_used[0], 1u);        /* slot 0: never (an id is never pid << n alone) */
 }
 
