@@ -46,9 +46,10 @@
  * NO_WAITERS_BIT, DOUBLE_HANDOFF, TIMEOUT_LOSES, HANDOFF_NO_OD, NO_POLL,
  * NO_ESRCH_RETRY, NO_WALK_WAIT (the code before the wait for another
  * survivor's walk: a locker answered ESRCH while that walk was in
- * progress), FAST_UNLOCK_ANY (see fast_unlock).  -DSTRICT_ESRCH: the kernel's rule that a robust owner's
- * death never answers ESRCH.  -DWITNESS=k: see WIT below.  -DNO_QUEUE_INVARIANT: the monitor
- * without its queue clause (to see a bug's harm rather than the broken
+ * progress), FAST_UNLOCK_ANY (see fast_unlock).  -DSTRICT_ESRCH: the
+ * kernel's rule that a robust owner's death never answers ESRCH.
+ * -DWITNESS=k: see WIT below.  -DNO_QUEUE_INVARIANT: the monitor without
+ * its queue clause (to see a bug's harm rather than the broken
  * invariant). */
 
 /* ---- the word (src/pi.c) ------------------------------------------------ */

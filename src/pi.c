@@ -40,9 +40,9 @@
  * alive (pf_os_tid_alive: the OS on Linux and Windows; elsewhere the OS
  * for the owner's process and, for its threads, what that process
  * published: src/tid.c (T)), and hands the lock over when it is not; a
- * robust list's walk
- * does it at once (src/robust.c).  A thread id reused meanwhile by a new
- * thread passes for the owner: the locker then waits on (its timeout). */
+ * robust list's walk does it at once (src/robust.c).  A thread id reused
+ * meanwhile by a new thread passes for the owner: the locker then waits
+ * on (its timeout). */
 #include "emu.h"
 #include "os.h"
 
