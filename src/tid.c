@@ -193,7 +193,7 @@ pf_tid_publish(void)
     fd = -1;
   }
   if (fd >= 0) {
-        pf_tid_pub = m;
+    pf_tid_pub = m;
     for (i = 0; i < PF_TID_WORDS; i++)
       AO_int_store(&pf_tid_pub[i], AO_int_load(&pf_tid_used[i]));
     pf_tid_pub_fd = fd;
@@ -284,9 +284,11 @@ pf_tid_init(void)
   AO_int_store(&pf_tid_used[0], 1u);        /* slot 0: never (an id is never pid << n alone) */
 }
 
-/* A free slot (1 .. PF_TID_SLOTS - 1), or a shared one when none is. */
+/* A free slot (1 .. PF_TID_SLOTS - 1), or a shared one when none is
+ * (*shared set: never given back, so a thread that shares it never counts
+ * as gone while another lives). */
 static uint32_t
-pf_tid_take(void)
+pf_tid_take(int *shared)
 {
   uint32_t start = (uint32_t)AO_fetch_and_add1(&pf_tid_hint), k;
   for (k = 0; k < PF_TID_SLOTS; k++) {
@@ -299,6 +301,7 @@ pf_tid_take(void)
       return s;
     k--;                                    /* the word changed: this slot again */
   }
+  *shared = 1;
   return start % (PF_TID_SLOTS - 1) + 1;    /* every slot live: shared */
 }
 
@@ -314,8 +317,10 @@ pf_os_tid(void)
     if (pf_tid_pub_pid == 0)
       pf_tid_publish();                     /* (T) before the first id is out */
     if (!pf_tid_slot) {
-      pf_tid_slot = pf_tid_take();
-      (void)pthread_setspecific(pf_tid_key, (void *)(uintptr_t)(pf_tid_slot + 1));
+      int shared = 0;
+      pf_tid_slot = pf_tid_take(&shared);
+      if (!shared)
+        (void)pthread_setspecific(pf_tid_key, (void *)(uintptr_t)(pf_tid_slot + 1));
     }
     pf_tid_pub_mark(pf_tid_slot, 1);        /* (T) published before it is used */
     pthread_mutex_unlock(&pf_tid_lock);

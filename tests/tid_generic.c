@@ -6,7 +6,8 @@
  *   - 15 threads alive at once have 15 different ids, each alive;
  *   - once they have exited their ids are not alive (their slots given
  *     back), and new threads take those slots again, still all different;
- *   - a 16th live thread shares a slot (the documented limit);
+ *   - a 16th live thread shares a slot (the documented limit), and its
+ *     exit leaves the other thread of that slot alive;
  *   - a fork child's id carries its own pid; alive while the child lives,
  *     not once it is reaped; the parent's own id stays alive;
  *   - another process's threads as that process published them (src/tid.c
@@ -47,6 +48,17 @@ taker(void *arg)
 {
   __atomic_store_n(&ids[(intptr_t)arg], pf_test_generic_tid(), __ATOMIC_RELEASE);
   while (!__atomic_load_n(&release, __ATOMIC_ACQUIRE))
+    usleep(500);
+  return NULL;
+}
+
+static volatile int release_x;
+
+static void *
+taker_x(void *arg)
+{
+  __atomic_store_n(&ids[(intptr_t)arg], pf_test_generic_tid(), __ATOMIC_RELEASE);
+  while (!__atomic_load_n(&release_x, __ATOMIC_ACQUIRE))
     usleep(500);
   return NULL;
 }
@@ -253,7 +265,7 @@ main(void)
   pthread_t t[NT + 1];
   pid_t me = pf_test_generic_tid(), p, kid = 0;
   int st, fd[2], go[2];
-  plan(19);
+  plan(20);
   ok(me > 0 && (uint32_t)me <= 0x3fffffffu && (uint32_t)me >> 4 == (uint32_t)getpid(),
      "the main thread's id %#x: 30 bits, not 0, this pid beside slot %u", (unsigned)me,
      (unsigned)me & 15u);
@@ -272,13 +284,15 @@ main(void)
   {
     pthread_t x;
     __atomic_store_n(&ids[NT], 0, __ATOMIC_RELEASE);
-    if (pthread_create(&x, NULL, taker, (void *)(intptr_t)NT) != 0)
+    if (pthread_create(&x, NULL, taker_x, (void *)(intptr_t)NT) != 0)
       sysbail("pthread_create");
     while (!__atomic_load_n(&ids[NT], __ATOMIC_ACQUIRE))
       usleep(200);
     ok(!distinct(NT + 1), "a 16th live thread shares a slot (the documented limit)");
-    end_round(NT - 1, t);
+    __atomic_store_n(&release_x, 1, __ATOMIC_RELEASE);
     pthread_join(x, NULL);
+    ok(all_alive(NT), "it exits: the thread it shared the slot with still counts as alive");
+    end_round(NT - 1, t);
   }
 
   if (pipe(fd) != 0 || pipe(go) != 0)
