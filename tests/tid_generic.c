@@ -43,22 +43,15 @@ main(void)
 static pid_t ids[NT + 1];
 static volatile int release;
 
+static volatile int release_x;       /* the 16th thread's own */
+
 static void *
 taker(void *arg)
 {
-  __atomic_store_n(&ids[(intptr_t)arg], pf_test_generic_tid(), __ATOMIC_RELEASE);
-  while (!__atomic_load_n(&release, __ATOMIC_ACQUIRE))
-    usleep(500);
-  return NULL;
-}
-
-static volatile int release_x;
-
-static void *
-taker_x(void *arg)
-{
-  __atomic_store_n(&ids[(intptr_t)arg], pf_test_generic_tid(), __ATOMIC_RELEASE);
-  while (!__atomic_load_n(&release_x, __ATOMIC_ACQUIRE))
+  intptr_t i = (intptr_t)arg;
+  volatile int *rel = i == NT ? &release_x : &release;
+  __atomic_store_n(&ids[i], pf_test_generic_tid(), __ATOMIC_RELEASE);
+  while (!__atomic_load_n(rel, __ATOMIC_ACQUIRE))
     usleep(500);
   return NULL;
 }
@@ -284,7 +277,7 @@ main(void)
   {
     pthread_t x;
     __atomic_store_n(&ids[NT], 0, __ATOMIC_RELEASE);
-    if (pthread_create(&x, NULL, taker_x, (void *)(intptr_t)NT) != 0)
+    if (pthread_create(&x, NULL, taker, (void *)(intptr_t)NT) != 0)
       sysbail("pthread_create");
     while (!__atomic_load_n(&ids[NT], __ATOMIC_ACQUIRE))
       usleep(200);
