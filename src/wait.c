@@ -204,15 +204,13 @@ int
 pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async)
 {
   int shared = w->tab->slots != NULL;
-  if (!shared && PF_SCHED_POLLING()) {           /* (sched points only) */
+  if (!shared) {
     int ret;
-    PF_SCHED_SLICE(1);
+    PF_SCHED_SLICE(PF_SCHED_POLLING());          /* a poll's slice (sched points only) */
     ret = pf_port_park(w, 0, dl, async);
     PF_SCHED_SLICE(0);
     return ret;
   }
-  if (!shared)
-    return pf_port_park(w, 0, dl, async);
   for (;;) {
     struct pf_deadline slice;
     int last, ret;
