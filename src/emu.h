@@ -65,6 +65,14 @@ pf_key_eq(const struct pf_key *a, const struct pf_key *b)
  *                      wait): it unlinked itself
  *   WAKING, DETACHED -> IDLE   the waiter (or the repair), once it holds
  *                      the token; GONE -> IDLE the same, at once
+ *   QUEUED -> MOVED    a requeue to a word of another table (src/requeue.c),
+ *                      under both bucket locks: the node is off its queue and
+ *                      a node of the other table, queued there for the same
+ *                      waiter (its `pi` PF_PI_ADOPT until the waiter adopts
+ *                      it), takes its place; the requeuer gives the token
+ *                      after unlocking, and the waiter adopts the new node
+ *                      (wait.c (M))
+ *   MOVED -> IDLE      the waiter, once it adopted the new node
  * A node leaves IDLE only in its own thread's wait, so no queue ever holds
  * a node whose wait is over, and no waker touches one.
  *
@@ -72,7 +80,8 @@ pf_key_eq(const struct pf_key *a, const struct pf_key *b)
  * is also a region's slot.  Fields marked "slot" are used in regions only. */
 enum { PF_W_IDLE = 0, PF_W_QUEUED, PF_W_WAKING, PF_W_DETACHED, PF_W_GONE,
        PF_W_ROBUST /* a region slot on no queue: a thread's robust list head
-                      (src/region/robust.c), never a wait's */ };
+                      (src/region/robust.c), never a wait's */,
+       PF_W_MOVED };
 
 struct pf_node {
   uint32_t key_lo, key_hi;       /* the key's word (bucket lock; requeue rewrites it) */
@@ -111,6 +120,10 @@ pf_node_is_pi(const struct pf_node *n)
   return k == PF_PI_LOCK || k == PF_PI_RQ;
 }
 #define PF_PI_TID  0x3fffffffu
+/* A plain waiter's node queued by a cross-table requeue for a waiter that
+ * has not adopted it yet (wait.c (M)): its park is not armed, so a waker
+ * marks it WAKING and gives no token (the waiter finds the mark). */
+#define PF_PI_ADOPT 0x00000001u
 /* A futex_waitv in a region (src/waitv.c): its parker is the waiter's
  * slot, on no queue, `pi` PF_VX_PARKER; member i's `pi` is PF_PI_VX | i << 21
  * | the parker's slot reference (slots: at most 2^20, region.h). */
@@ -279,6 +292,18 @@ struct pf_waiter {
   struct pf_thread *vx_sec;
   int vx_sliced;                   /* the waitv parks in slices of its own (a park
                                       that ends one is a slice: src/schedpt.h) */
+  /* A requeue to a word of another table (src/requeue.c, wait.c (M)): the
+   * node queued there for this wait, not adopted yet (mv_node NULL: none);
+   * written by the requeuer (a thread of this process) under the lock of
+   * the bucket that holds mv_node, read by the waiter under it too. */
+  struct pf_table *mv_tab;
+  struct pf_node *mv_node;
+  pf_ref mv_ref;
+  struct pf_thread *mv_rec;        /* mv_node's record when mv_tab is the private
+                                      table (a record lent for it) */
+  struct pf_thread *px_rec;        /* the lent record holding `node` (adopted), or NULL */
+  struct pf_waiter *px_for;        /* in a lent record's nodes[0]: the waiter its node
+                                      was queued for */
 };
 
 struct pf_thread {
@@ -371,6 +396,20 @@ void pf_self_pop(struct pf_thread *t, struct pf_waiter *w);
 /* Take w off whatever it is on and collect any token due to it; w's wait
  * is over (cancellation, longjmp, thread exit).  Critical section held. */
 void pf_waiter_abandon(struct pf_waiter *w);
+/* Cross-table requeue (src/requeue.c, wait.c (M)), this process's waiters
+ * only.  pf_waiter_of: the waiter whose wait queued node n (reference r)
+ * of table tab, as its node or as the node it has yet to adopt; NULL when
+ * none of this process's.  pf_waiter_move_locked: make node n2 (ref2) of
+ * t2, queued by the caller, w's new destination, giving back the one it
+ * had not adopted yet (1: there was one, so the waiter needs no token),
+ * under the locks of both buckets.  pf_waiter_adopt: the waiter takes its
+ * destination as its node: 1 if a waker took that node first (then WAKING,
+ * no token due), 0 when queued and armed, -errno. */
+struct pf_waiter *pf_waiter_of(struct pf_table *tab, struct pf_node *n, pf_ref r);
+int pf_waiter_move_locked(struct pf_waiter *w, struct pf_table *t2, struct pf_node *n2,
+                          pf_ref ref2, struct pf_thread *rec2);
+int pf_waiter_adopt(struct pf_waiter *w);
+void pf_waiter_drop_dest(struct pf_table *tab, struct pf_node *n, struct pf_thread *rec);
 int pf_thread_init(void);
 
 /* Would Linux restart an untimed wait after the handler that just ran?

@@ -4,18 +4,163 @@
  * CMP_REQUEUE is EAGAIN with nothing done.
  *
  * Two tables.  A node is a slot of its table's memory, so it cannot move
- * to another table: a requeue from a region's word to a word outside that
- * region (this process's table or another region's) that would move a
- * waiter fails with EINVAL before anything is done (Linux moves it; NPTL
- * -style callers fall back to waking everyone on EINVAL, which is correct
- * there).  With nr_requeue 0 it is a plain wake and works. */
+ * to another table: a waiter moved from a word of one table to a word of
+ * another (a region's and this process's, a shared mapping's and a word
+ * of private memory, two regions) gets a node of the target table in its
+ * place, which it adopts (wait.c (M)).  Only this process's waiters can
+ * follow: a requeue that would move another process's waiter, or a
+ * futex_waitv member, across tables answers EINVAL before anything is
+ * done, and ENOMEM when the target table has no node left for them. */
 #include "emu.h"
+
+/* The nodes claimed in the target table for a cross-table move, chained
+ * through their wake_next (a slot's reference) or their records' vx_next
+ * (the private table: a lent record each). */
+struct pf_xdest {
+  struct pf_table *tab;
+  pf_ref slots;
+  struct pf_thread *recs;
+  int n;
+};
+
+static void
+pf_xdest_free(struct pf_xdest *d)
+{
+  while (d->slots) {
+    struct pf_node *n = pf_node_get(d->tab, d->slots);
+    d->slots = n->wake_next;
+    n->wake_next = 0;
+    d->tab->ops->slot_release(d->tab, n);
+    d->tab->ops->wait_end(d->tab);
+  }
+  while (d->recs) {
+    struct pf_thread *t = d->recs;
+    d->recs = t->vx_next;
+    pf_record_return(t);
+  }
+}
+
+/* n nodes of d->tab for this process, under the buckets' locks (so no
+ * scavenge of dead processes' slots: it takes bucket locks): 0, -ENOMEM. */
+static int
+pf_xdest_claim(struct pf_xdest *d, int n)
+{
+  while (d->n < n) {
+    if (d->tab->slots) {
+      pf_ref ref;
+      if (d->tab->ops->slot_claim(d->tab, &ref, 0) < 0)
+        return -ENOMEM;
+      d->tab->ops->wait_begin(d->tab);     /* the wait it is for: a close is EBUSY */
+      pf_node_get(d->tab, ref)->wake_next = d->slots;
+      d->slots = ref;
+    } else {
+      struct pf_thread *t = pf_record_lend();
+      if (!t)
+        return -ENOMEM;
+      t->vx_next = d->recs;
+      d->recs = t;
+    }
+    d->n++;
+  }
+  return 0;
+}
+
+/* Under both locks, after the drain: which waiters the requeue would move
+ * (those the wake before it leaves, in queue order: as the walks below
+ * take them) can move to another table?  0 and *count, or -EINVAL. */
+static int
+pf_xmove_check_locked(struct pf_table *t1, uint32_t i1, const struct pf_key *k1, int nr, int nr2,
+                      int *count)
+{
+  struct pf_bucket *b1 = &t1->buckets[i1];
+  struct pf_walk it;
+  struct pf_node *w;
+  pf_ref ref;
+  int wake = nr, stopped = 0, moves = 0;
+  pf_walk_start(&it, t1, b1);
+  while (moves < nr2 && (w = pf_walk_next(&it, &ref)) != NULL) {
+    if (AO_int_load(&w->state) != PF_W_QUEUED || !pf_node_keyeq(w, k1))
+      continue;
+    if (wake > 0 && !stopped && pf_node_is_pi(w)) {
+      stopped = 1;                        /* pf_queue_wake_locked stops there */
+      continue;
+    }
+    if (pf_node_is_pi(w) || (t1->slots && t1->ops->reap(t1, b1, w, ref)))
+      continue;
+    if (wake > 0 && !stopped) {
+      wake--;                             /* woken first */
+      continue;
+    }
+    if ((w->pi & PF_PI_KIND) == PF_PI_VX || !pf_waiter_of(t1, w, ref))
+      return -EINVAL;                     /* a waitv member; another process's waiter */
+    moves++;
+  }
+  *count = moves;
+  return 0;
+}
+
+/* Move waiter node w (ref) of t1 to a node of t2 keyed k2 (bucket i2), one
+ * of d's, under both locks: wait.c (M).  The old node goes on `tokens`
+ * (MOVED: its waiter needs the token), unless it was itself a node not
+ * adopted yet (given back: its waiter is on its way already). */
+static void
+pf_xmove_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w, pf_ref ref,
+                struct pf_table *t2, uint32_t i2, const struct pf_key *k2, struct pf_xdest *d,
+                struct pf_wake_list *tokens)
+{
+  struct pf_bucket *b2 = &t2->buckets[i2];
+  struct pf_waiter *wt = pf_waiter_of(t1, w, ref);
+  struct pf_thread *rec = NULL;
+  struct pf_node *n2;
+  pf_ref ref2;
+  int fresh = w->pi != PF_PI_ADOPT;
+  if (t2->slots) {
+    ref2 = d->slots;
+    n2 = pf_node_get(t2, ref2);
+    d->slots = n2->wake_next;
+  } else {
+    rec = d->recs;
+    d->recs = rec->vx_next;
+    rec->vx_next = NULL;
+    n2 = &rec->nodes[0].n;
+    ref2 = rec->index * PF_NEST_MAX + 1;
+  }
+  d->n--;
+  pf_node_prepare(n2, k2, i2, w->bitset, PF_PI_ADOPT);
+  if (t2->slots)
+    n2->seq = t2->ops->next_seq(t2);
+  AO_int_store(&n2->state, PF_W_QUEUED);
+  AO_int_fetch_and_add_full(&b2->waiters, 1);
+  n2->counted = 1;
+  pf_queue_append_locked(t2, b2, n2, ref2);
+  n2->linked = 1;
+  PF_CRASH("xmove_queued");
+  pf_queue_unlink_locked(t1, b1, w);
+  w->linked = 0;
+  pf_node_uncount_locked(b1, w);
+  (void)pf_waiter_move_locked(wt, t2, n2, ref2, rec);   /* gives back w if not adopted */
+  PF_CRASH("xmove_named");
+  if (fresh)                              /* after its new node is named: the waiter
+                                             may see MOVED before any token (a slice) */
+    AO_int_store_release(&w->state, PF_W_MOVED);
+  if (fresh) {
+    w->wake_next = 0;
+    if (tokens->tail)
+      tokens->tail->wake_next = ref;
+    else
+      tokens->head = ref;
+    tokens->tail = w;
+    tokens->tab = t1;
+    tokens->n++;
+  }
+}
 
 int
 pf_emu_requeue(const struct pf_req *r)
 {
   volatile char here = 0;
-  struct pf_wake_list list = { 0 };
+  struct pf_wake_list list = { 0 }, tokens = { 0 };
+  struct pf_xdest dest = { 0 };
   struct pf_crit c;
   struct pf_key k1, k2;
   struct pf_table *t1, *t2;
@@ -28,8 +173,6 @@ pf_emu_requeue(const struct pf_req *r)
     return ret == -PF_EOSFUTEX ? pf_emu_os_futex(PF_OSF_REQUEUE, r) : ret;
   if ((r->flags & PF_F_CMP) && (ret = pf_word_check(r->uaddr)) < 0)
     return ret;
-  if (t1 != t2 && r->nr2 > 0)
-    return -EINVAL;                                     /* see above */
   i1 = pf_key_bucket(t1, &k1);
   i2 = pf_key_bucket(t2, &k2);
   b1 = &t1->buckets[i1];
@@ -52,10 +195,19 @@ pf_emu_requeue(const struct pf_req *r)
    * in place of a wake: counted by the caller as woken, it slept on). */
   if ((ret = pf_bucket_ready2_locked(t1, i1, t2, i2)) < 0)
     goto out_unlock;
+  if (t1 != t2 && r->nr2 > 0) {
+    /* (M) whom it would move can move, and has a node there: before
+     * anything is done */
+    int count;
+    dest.tab = t2;
+    if ((ret = pf_xmove_check_locked(t1, i1, &k1, r->nr, r->nr2, &count)) < 0
+        || (ret = pf_xdest_claim(&dest, count)) < 0)
+      goto out_unlock;
+  }
   if (r->nr > 0)
     (void)pf_queue_wake_locked(t1, i1, &k1, PFUTEX_BITSET_MATCH_ANY, r->nr, &list);
   woken = list.n;
-  if (r->nr2 > 0 && t1 == t2) {
+  if (r->nr2 > 0) {
     struct pf_walk it;
     struct pf_node *w;
     pf_walk_start(&it, t1, b1);
@@ -64,7 +216,11 @@ pf_emu_requeue(const struct pf_req *r)
         continue;                                       /* (a PI waiter: src/pi.c) */
       if (t1->slots && t1->ops->reap(t1, b1, w, ref))
         continue;                                       /* its process died */
-      if (b1 != b2) {
+      if (t1 != t2) {
+        if (dest.n == 0)
+          break;                                        /* (the check counted them) */
+        pf_xmove_locked(t1, b1, w, ref, t2, i2, &k2, &dest, &tokens);
+      } else if (b1 != b2) {
         /* The count first, then the node's key and bucket (a rebuild after
          * a crash here files the node by its key), then the queues. */
         AO_int_fetch_and_add_full(&b2->waiters, 1);
@@ -83,10 +239,12 @@ pf_emu_requeue(const struct pf_req *r)
   }
   ret = woken + moved;
 out_unlock:
+  pf_xdest_free(&dest);                                 /* claimed but not used (ENOMEM) */
   pf_bucket_unlock2(t1, i1, t2, i2);
 out_nolock:
   AO_int_fetch_and_add_full(&b2->waiters, (unsigned int)-1);
   pf_wake_list(&list);
+  pf_wake_list(&tokens);                                /* (M) the moved waiters adopt */
   pf_crit_exit(&c);
   return ret;
 }

@@ -543,6 +543,13 @@ pf_node_wake_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *w
   AO_int_store(&w->state, PF_W_WAKING);
   pf_node_uncount_locked(b, w);
   PF_CRASH("wake_marked");
+  if (PF_UNLIKELY(w->pi == PF_PI_ADOPT)) {
+    /* Queued by a cross-table requeue, not adopted yet (wait.c (M)): its
+     * park is not armed and its waiter is on its way; it adopts the node
+     * under this lock, finds it WAKING and needs no token. */
+    l->n++;
+    return;
+  }
   if (PF_UNLIKELY((w->pi & PF_PI_KIND) == PF_PI_VX)) {
     /* A futex_waitv member (src/waitv.c): counted here, as Linux counts
      * each woken entry; its group's parker is rung once, by whoever

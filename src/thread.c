@@ -159,6 +159,7 @@ pf_record_lend(void)
 {
   struct pf_thread *t = pf_pool_take();
   if (t) {
+    t->nodes[0].px_for = NULL;
     t->vx_lead = NULL;
     t->vx_lead_shared = 0;
     t->vx_next = NULL;
@@ -220,7 +221,29 @@ pf_parker_any(int (*pred)(const struct pf_parker *p, void *arg), void *arg)
 
 /* ---- Waits that end by another route ------------------------------------- */
 
-/* The wait of w is over: give back its region slot. */
+/* A node of a cross-table requeue's that is no wait's any more (wait.c
+ * (M)): off every queue, its token (if any) taken.  A region's slot goes
+ * back with its wait; a lent record goes back to the pool; a waiter's own
+ * node is only made IDLE. */
+void
+pf_waiter_drop_dest(struct pf_table *tab, struct pf_node *n, struct pf_thread *rec)
+{
+  if (tab->slots) {
+    if (tab->ops->slot_mine(tab, n))
+      AO_int_store(&n->state, PF_W_IDLE);
+    tab->ops->slot_release(tab, n);
+    tab->ops->wait_end(tab);
+    return;
+  }
+  AO_int_store(&n->state, PF_W_IDLE);
+  if (rec) {
+    rec->nodes[0].px_for = NULL;
+    pf_record_return(rec);
+  }
+}
+
+/* The wait of w is over: give back its region slot, or the record lent for
+ * the node a cross-table requeue gave it. */
 static void
 pf_waiter_release(struct pf_waiter *w)
 {
@@ -228,9 +251,64 @@ pf_waiter_release(struct pf_waiter *w)
   if (tab && tab->slots) {
     tab->ops->slot_release(tab, w->node);
     tab->ops->wait_end(tab);
+  } else if (w->px_rec) {
+    w->px_rec->nodes[0].px_for = NULL;
+    pf_record_return(w->px_rec);
   }
+  w->px_rec = NULL;
   w->tab = NULL;
   w->node = &w->n;
+}
+
+struct pf_waiter *
+pf_waiter_of(struct pf_table *tab, struct pf_node *n, pf_ref r)
+{
+  unsigned int c, k, l;
+  if (!tab->slots) {
+    struct pf_waiter *w = &pf_thread_rec(r)->nodes[(r - 1) % PF_NEST_MAX];
+    if (&w->n != n)
+      return NULL;
+    if (w->px_for)
+      w = w->px_for;                      /* a lent record's node: queued for it */
+    return (w->node == n && w->tab == tab) || (w->mv_node == n && w->mv_tab == tab) ? w : NULL;
+  }
+  if (AO_int_load(&n->owner) != tab->ops->lock_id(tab))
+    return NULL;                          /* another process's waiter */
+  /* This process's slot, queued: the wait that owns it set its node and
+   * table before queueing it and keeps them until it is off the queue (or
+   * the requeuer that queued it named it under this lock). */
+  for (c = 0; c < PF_CHUNKS_MAX; c++) {
+    struct pf_thread *chunk = pf_chunks[c];
+    if (!chunk)
+      break;
+    for (k = 0; k < PF_CHUNK; k++)
+      for (l = 0; l < PF_NEST_MAX; l++) {
+        struct pf_waiter *w = &chunk[k].nodes[l];
+        if ((w->node == n && w->tab == tab) || (w->mv_node == n && w->mv_tab == tab))
+          return w;
+      }
+  }
+  return NULL;
+}
+
+int
+pf_waiter_move_locked(struct pf_waiter *w, struct pf_table *t2, struct pf_node *n2, pf_ref ref2,
+                      struct pf_thread *rec2)
+{
+  struct pf_table *ot = w->mv_tab;
+  struct pf_node *on = w->mv_node;
+  struct pf_thread *orec = w->mv_rec;
+  if (rec2)
+    rec2->nodes[0].px_for = w;
+  w->mv_tab = t2;
+  w->mv_ref = ref2;
+  w->mv_rec = rec2;
+  AO_compiler_barrier();
+  w->mv_node = n2;
+  if (!on)
+    return 0;
+  pf_waiter_drop_dest(ot, on, orec);      /* never adopted: the waiter never touched it */
+  return 1;
 }
 
 
@@ -245,16 +323,25 @@ pf_waiter_abandon(struct pf_waiter *w)
     pf_vx_abandon(w);                     /* a futex_waitv (src/waitv.c) */
     return;
   }
-  st = AO_int_load(&n->state);
-  if (st != PF_W_IDLE && pf_waiter_dequeue(w, PF_W_GONE, 1))
-    st = PF_W_GONE;
-  else
+  for (;;) {
+    n = w->node;
     st = AO_int_load(&n->state);
-  if (st == PF_W_WAKING || st == PF_W_DETACHED) {
-    /* The token is given (DETACHED) or on its way (WAKING): take it, so the
-     * parker starts its next wait empty and no waker touches w later. */
-    pf_emu_port->collect(&w->parker, &n->park, w->tab->slots != NULL);
+    if (st != PF_W_IDLE && pf_waiter_dequeue(w, PF_W_GONE, 1))
+      st = PF_W_GONE;
+    else
+      st = AO_int_load(&n->state);
+    if (st == PF_W_WAKING || st == PF_W_DETACHED || st == PF_W_MOVED) {
+      /* The token is given (DETACHED) or on its way (WAKING, MOVED): take
+       * it, so the parker starts its next wait empty and no waker touches
+       * w later. */
+      pf_emu_port->collect(&w->parker, &n->park, w->tab->slots != NULL);
+    }
+    /* moved to another table (wait.c (M)): take the node queued there for
+     * us, and off its queue too (a waker that took it first gave no token) */
+    if (st != PF_W_MOVED || pf_waiter_adopt(w) != 0)
+      break;
   }
+  n = w->node;
   if (!w->tab->slots || w->tab->ops->slot_mine(w->tab, n))
     AO_int_store(&n->state, PF_W_IDLE);
   pf_waiter_release(w);
@@ -278,6 +365,12 @@ pf_self_pop(struct pf_thread *t, struct pf_waiter *w)
   }
   if (PF_LIKELY(w->tab == &pf_table)) {
     AO_int_store(&w->node->state, PF_W_IDLE);
+    if (PF_UNLIKELY(w->px_rec != NULL)) {
+      struct pf_crit c;                   /* the pool's lock: not under a handler */
+      pf_crit_enter(&c);
+      pf_waiter_release(w);
+      pf_crit_exit(&c);
+    }
   } else if (w->tab) {
     if (w->tab->ops->slot_mine(w->tab, w->node))
       AO_int_store(&w->node->state, PF_W_IDLE);
@@ -367,8 +460,12 @@ pf_thread_atfork_child(void)
   pf_pool_lock = 0;
   pf_pool_free = NULL;
   for (t = pf_pool_all; t; t = t->next) {
+    struct pf_waiter *f = t->nodes[0].px_for;
     if (t == pf_self)
       continue;
+    if (f && pf_self && f >= pf_self->nodes && f < pf_self->nodes + PF_NEST_MAX)
+      continue;       /* lent for a node of this thread's wait (wait.c (M)): kept */
+    t->nodes[0].px_for = NULL;
     t->depth = 0;
     t->next_free = pf_pool_free;
     pf_pool_free = t;
@@ -379,13 +476,24 @@ pf_thread_atfork_child(void)
     unsigned int i;
     for (i = 0; i < pf_self->depth; i++) {
       struct pf_waiter *w = &pf_self->nodes[i];
+      struct pf_node *n = w->mv_node && w->mv_tab == &pf_table ? w->mv_node : w->node;
+      if (n != w->node) {
+        /* a node a requeue queued for it here, not adopted yet: it finds
+         * it detached (no token: never armed) */
+        n->linked = 0;
+        n->counted = 0;
+        AO_int_store(&n->state, PF_W_DETACHED);
+        continue;
+      }
       if (w->tab != &pf_table)
         continue;     /* a region's slot stays the parent's wait (README, limits) */
-      if (AO_int_load(&w->n.state) == PF_W_QUEUED) {
-        w->n.linked = 0;
-        w->n.counted = 0;
-        AO_int_store(&w->n.state, PF_W_DETACHED);
-        AO_int_store_release(&w->n.park.word, 1);
+      if (AO_int_load(&n->state) == PF_W_QUEUED) {
+        n->linked = 0;
+        n->counted = 0;
+        AO_int_store(&n->state, PF_W_DETACHED);
+        AO_int_store_release(&n->park.word, 1);
+      } else if (AO_int_load(&n->state) == PF_W_MOVED) {
+        AO_int_store_release(&n->park.word, 1);   /* its requeuer is the parent's */
       }
     }
   }

@@ -134,6 +134,31 @@
  * comes after all, a scribble) is a spurious return of the park, absorbed:
  * a park that returns 0 while the node is still QUEUED takes the token back
  * and parks again.
+ *
+ * (M) Moving to another table.  A node is memory of its table, so a
+ * requeue to a word of another table (a region and this process's table, a
+ * shared mapping's word and a word of private memory, two regions) cannot
+ * move it: under both bucket locks it queues a node of the other table in
+ * its place, for the same waiter (a slot this process owns, or a node of a
+ * record lent from the pool), marks it PF_PI_ADOPT (not armed), names it in
+ * the waiter's record (mv_node), unlinks the old node, marks it MOVED and,
+ * after unlocking, gives its token.  The waiter, once it holds that token,
+ * locks the new node's bucket and adopts it: QUEUED, it arms it (clears
+ * the mark, prepares its park) and parks on it; WAKING, a waker took it
+ * first (it gave no token, the park being unarmed) and the wait returns 0.
+ * Why nothing is lost: the new node is queued and counted under uaddr2's
+ * bucket lock before the requeue returns, so every later wake of uaddr2
+ * finds it (wait.c's argument, unchanged); whether the waker comes before
+ * the adoption or after, it marks the node under that lock and the waiter
+ * reads the mark under it, so the node is counted once and returns once.
+ * A timeout or signal meanwhile finds the old node MOVED (not QUEUED):
+ * the waiter takes its token, adopts, and leaves the new node as any node
+ * (woken wins).  A second move of a node not adopted yet gives it back and
+ * names the newer one (the waiter re-reads mv_node under the lock).  Only
+ * waiters of the calling process move this way (their records are
+ * reachable; another process's waiter may not map the target table at
+ * all): a requeue that would move another process's waiter, or a
+ * futex_waitv member, across tables answers EINVAL with nothing done.
  */
 #include "emu.h"
 #include "os.h"
@@ -222,6 +247,12 @@ pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async)
     if (ret != -ETIMEDOUT || last)
       return ret;
     /* a slice without a token: counted meanwhile (R), or not ours any more */
+    if (AO_int_load(&w->node->state) == PF_W_MOVED) {
+      /* (M) its requeuer, a thread of this process, gives it now: a
+       * moved waiter holds its token before it adopts */
+      pf_emu_port->collect(&w->parker, &w->node->park, 1);
+      return 0;
+    }
     if (AO_int_load(&w->node->state) != PF_W_QUEUED || !w->tab->ops->slot_mine(w->tab, w->node))
       return 0;
     /* dead processes' robust lists (src/region/robust.c): their walk may
@@ -284,39 +315,118 @@ pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl, int async)
 }
 
 int
+pf_waiter_adopt(struct pf_waiter *w)
+{
+  struct pf_crit c;
+  int ret;
+  pf_crit_enter(&c);
+  AO_nop_full();                            /* MOVED seen: its node was named before */
+  for (;;) {
+    struct pf_table *t2 = w->mv_tab, *ot = w->tab;
+    struct pf_node *n2 = w->mv_node, *old = w->node;
+    struct pf_thread *orec = w->px_rec;
+    uint32_t idx;
+    if (!n2) {
+      ret = -ENOTRECOVERABLE;               /* MOVED with no node named: a scribble */
+      break;
+    }
+    idx = AO_int_load_acquire(&n2->bucket);
+    if (idx >= t2->nbuckets) {
+      struct pf_key k;                      /* a scribble: where a rebuild files it */
+      k.word = pf_node_keyword(n2);
+      k.space = n2->key_space;
+      idx = pf_key_bucket(t2, &k);
+    }
+    if ((ret = pf_bucket_lock(t2, idx)) < 0)
+      break;
+    if (w->mv_node != n2 || AO_int_load(&n2->bucket) != idx) {
+      pf_bucket_unlock(t2, idx);            /* moved on meanwhile: follow it */
+      continue;
+    }
+    if (AO_int_load(&n2->state) == PF_W_QUEUED) {
+      AO_int_store(&n2->pi, 0);             /* armed: wakers give it the token */
+      ret = pf_emu_port->prepare(&w->parker, &n2->park);
+      ret = ret < 0 ? ret : 0;
+    } else {
+      ret = 1;                              /* taken first: no token due */
+    }
+    w->node = n2;
+    w->tab = t2;
+    w->ref = w->mv_ref;
+    w->px_rec = w->mv_rec;
+    w->mv_rec = NULL;
+    w->mv_node = NULL;
+    pf_bucket_unlock(t2, idx);
+    pf_waiter_drop_dest(ot, old, orec);      /* MOVED, its token taken */
+    break;
+  }
+  pf_crit_exit(&c);
+  return ret;
+}
+
+/* Take w off its queue, following (M) moves: 1 when it was still queued
+ * (now GONE), 0 when a waker or a handler took it first (its token taken,
+ * if one is due), -errno. */
+static int
+pf_waiter_leave_follow(struct pf_waiter *w)
+{
+  for (;;) {
+    int ret;
+    if (pf_waiter_leave(w))
+      return 1;
+    pf_waiter_collect(w);     /* (D) woken wins, (G) detached, (M) moved: the token is due */
+    if (AO_int_load(&w->node->state) != PF_W_MOVED)
+      return 0;
+    if ((ret = pf_waiter_adopt(w)) != 0)
+      return ret > 0 ? 0 : ret;
+  }
+}
+
+int
 pf_waiter_sleep_poll(struct pf_waiter *w, const struct pf_deadline *dl, int async,
                      const struct pf_sleep_poll *poll)
 {
-  struct pf_node *n = w->node;
+  struct pf_node *n;
   uint32_t st;
   int ret;
 
   for (;;) {
+    n = w->node;
     ret = pf_waiter_park_poll(w, dl, async, poll);
-    if (ret != 0 || AO_int_load(&n->state) != PF_W_QUEUED)
-      break;
-    /* (R) a surplus token (a dead waker's late post, a scribble): take it
-     * back and look again (a real token that came meanwhile is ours). */
-    {
+    if (ret == 0 && AO_int_load(&n->state) == PF_W_QUEUED) {
+      /* (R) a surplus token (a dead waker's late post, a scribble): take it
+       * back and look again (a real token that came meanwhile is ours). */
       unsigned int tok = AO_int_load(&n->park.word);   /* 1, or a scribble */
       if (tok != 0)
         (void)AO_int_compare_and_swap_full(&n->park.word, tok, 0);
+      st = AO_int_load(&n->state);
+      if (st == PF_W_QUEUED && !pf_waiter_intact(w))
+        ret = -ENOTRECOVERABLE;
+      else if (st == PF_W_QUEUED || (st == PF_W_MOVED && w->tab->slots))
+        continue;             /* (M) a region's next slice takes the token */
     }
-    if (AO_int_load(&n->state) != PF_W_QUEUED)
-      break;
-    if (!pf_waiter_intact(w)) {
-      ret = -ENOTRECOVERABLE;
-      break;
+    if (ret == 0 && AO_int_load(&n->state) == PF_W_MOVED) {
+      /* (M) the token came: take the node queued for us in the other table */
+      if ((ret = pf_waiter_adopt(w)) == 0)
+        continue;
+      if (ret < 0)
+        return ret;
+      ret = 0;                /* taken there first: its state tells */
     }
+    break;
   }
   if (ret != 0) {
-    if (pf_waiter_leave(w)) {
+    int took = pf_waiter_leave_follow(w);
+    n = w->node;
+    if (took < 0)
+      return took;
+    if (took) {
       if (pf_waiter_intact(w))
         AO_int_store(&n->state, PF_W_IDLE);
       return ret;             /* -ETIMEDOUT, -EINTR (or a port error) */
     }
-    pf_waiter_collect(w);     /* (D) woken wins, or (G) detached: the token is due */
   }
+  n = w->node;
   if (!pf_waiter_intact(w))
     return -ENOTRECOVERABLE;  /* not ours to write any more */
   st = AO_int_load(&n->state);
@@ -491,18 +601,17 @@ pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_k
   PF_CRASH("wait_pushed");
   if (pf_word_load(r->uaddr) != r->val) {
     /* The word changed: leave again, unless a waker took us first. */
-    if (pf_waiter_leave(w)) {
-      ret = -EAGAIN;
-    } else {
-      uint32_t st;
-      pf_waiter_collect(w);
-      st = AO_int_load(&n->state);
-      ret = st == PF_W_WAKING ? 0 : -EAGAIN;   /* woken wins; detached: EAGAIN */
-    }
+    int took = pf_waiter_leave_follow(w);        /* (M) a requeue may have moved it */
+    n = w->node;
+    if (took != 0)
+      ret = took < 0 ? took : -EAGAIN;
+    else                                          /* woken wins; detached: EAGAIN */
+      ret = AO_int_load(&n->state) == PF_W_WAKING ? 0 : -EAGAIN;
     if (pf_waiter_intact(w))
       AO_int_store(&n->state, PF_W_IDLE);
   } else {
     ret = pf_waiter_sleep(w, r->dl, async);
+    n = w->node;
   }
   /* A WAIT_REQUEUE_PI waiter woken without the PI lock (a plain wake of
    * its word: CMP_REQUEUE_PI makes it a PF_PI_LOCK waiter): EAGAIN, as

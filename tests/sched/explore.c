@@ -283,6 +283,36 @@ static const struct scenario scenarios[] = {
   { "r2:waitv/wake B+dies,wake B", 3, { 0 }, 1,
     { { WAITV(W_A, W_B), END }, { SET(W_B, 1), WAKEALL(W_B), END },
       { SET(W_B, 1), WAKEALL(W_B), END } }, RGN2(0, 1, 0) },
+  /* A requeue between tables (src/requeue.c, wait.c (M)): the moved
+   * waiter adopts a node of the target table.  Waiter and requeuer are
+   * threads of one process (only this process's waiters move across
+   * tables); "x2:" A in the first region, B in the second; "xp:" C a word
+   * of the process's private memory (shared ops: its own table, the node
+   * a lent record's; its threads all in one process: the controller
+   * reads a parked thread's token, which is in that process's memory).
+   * A timeout, a second move, or a wake (from another process: x2) may
+   * come before the waiter adopted its new node. */
+#define XRG(r, ...) r, { __VA_ARGS__ }, { 0 }
+  { "x2:timedwait/cmp_requeue A->B,wake B", 2, { 0 }, 1,
+    { { TWAIT(W_A), END }, { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 0, 1), SET(W_B, 1), WAKEALL(W_B), END } },
+    XRG(2, 0, 0) },
+  { "x2:wait/requeue A->B->A,wake A", 2, { 0 }, 1,
+    { { WAIT(W_A), END },
+      { SET(W_A, 1), REQUEUE(W_A, W_B, 0, 1), REQUEUE(W_B, W_A, 0, 1), WAKEALL(W_A), END } },
+    XRG(2, 0, 0) },
+  { "x2:timedwait/cmp_requeue A->B/wake1 B", 3, { 0 }, 1,
+    { { TWAIT(W_A), END }, { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 0, 1), END }, { WAKE(W_B, 1), END } },
+    XRG(2, 0, 0, 1) },
+  { "xp:timedwait/cmp_requeue A->C,wake C", 2, { 0 }, 1,
+    { { TWAIT(W_A), END }, { SET(W_A, 1), CMPREQ(W_A, 1, W_C, 0, 1), SET(W_C, 1), WAKEALL(W_C), END } },
+    XRG(3, 0, 0) },
+  { "xp:wait/requeue C->A->C,wake C", 2, { 0 }, 1,
+    { { WAIT(W_C), END },
+      { SET(W_C, 1), REQUEUE(W_C, W_A, 0, 1), REQUEUE(W_A, W_C, 0, 1), WAKEALL(W_C), END } },
+    XRG(3, 0, 0) },
+  { "xp:timedwait/cmp_requeue C->A/wake1 A", 3, { 0 }, 1,
+    { { TWAIT(W_C), END }, { SET(W_C, 1), CMPREQ(W_C, 1, W_A, 0, 1), END }, { WAKE(W_A, 1), END } },
+    XRG(3, 0, 0, 0) },
 };
 #define NFIXED (int)(sizeof scenarios / sizeof scenarios[0])
 
@@ -452,6 +482,8 @@ pick_region_words(void)
   base = pfutex_region_addr((pfutex_region_t *)rgn);
   base2 = rgn2 ? pfutex_region_addr((pfutex_region_t *)rgn2) : NULL;
   for (i = 0; i < 1024 && n < W_C + 1; i++) {
+    if (sc->region == 3 && n == W_C)
+      break;                                   /* C: private memory, below */
     pf_region_key(rgn, &base[i], &k, &tab);
     b = pf_key_bucket(tab, &k);
     for (w = 0; w < n && used[w] != b; w++)
@@ -467,6 +499,8 @@ pick_region_words(void)
       break;
   }
   words[W_D] = i < 1024 ? &base[i] : NULL;
+  if (sc->region == 3)
+    words[W_C] = &wordpool[0];                 /* xp: private memory */
   if (base2) {                                 /* B and C: two buckets of the second */
     words[W_B] = &base2[0];
     pf_region_key(rgn2, &base2[0], &k, &tab);
@@ -497,8 +531,12 @@ word_region(int w)
 static void
 word_key(int w, struct pf_key *k, struct pf_table **tab)
 {
-  if (rgn) {
+  if (rgn && !(sc->region == 3 && w == W_C)) {
     pf_region_key(word_region(w), words[w], k, tab);
+  } else if (rgn) {
+    k->space = PF_KEY_SHARED_LOCAL;            /* xp: a private word, shared ops */
+    k->word = (uintptr_t)words[w];
+    *tab = &pf_table;
   } else {
     k->space = PF_KEY_PRIVATE;
     k->word = (uintptr_t)words[w];
