@@ -10,11 +10,13 @@
  *   3. Two words of one region (adjacent, or a page apart) are different
  *      futexes.
  *   4. The same offset in two regions: different futexes.  A requeue from
- *      one region to the other that moves waiters: Linux moves them; the
- *      emulation fails with EINVAL, nothing woken or moved.
+ *      one region to the other that moves waiters of another process:
+ *      Linux moves them; the emulation fails with EINVAL, nothing woken or
+ *      moved (it moves the calling process's own waiters: tests/xrequeue).
  *   5. A requeue from a region word to a word outside every region with
- *      nr_requeue > 0: the same split (linux moves, emu:* EINVAL and nothing
- *      done); with nr_requeue 0 it is a plain wake on every backend.
+ *      nr_requeue > 0, the waiters another process's: the same split
+ *      (linux moves, emu:* EINVAL and nothing done); with nr_requeue 0 it
+ *      is a plain wake on every backend.
  *   6. WAKE_OP across two regions, and from a region word to a word
  *      outside (a thread of the waker's process waits there): both woken,
  *      on every backend.

@@ -36,6 +36,11 @@
  *   region         mixed, on two words of an anonymous region shared by 3
  *                  forked processes, each with waiters and wakers;
  *                  per-process counts summed by the parent
+ *   tables         mixed, shared ops, one process, on pairs of words the
+ *                  emulation keeps in different tables (a requeue moves a
+ *                  waiter by giving it a node of the other table, wait.c
+ *                  (M)): a region's word and a word of private memory, a
+ *                  region's and a MAP_SHARED mapping's, two regions'
  * Then: no call returned anything unexpected (scenario and call in a diag),
  * and under SA_RESTART no untimed wait returned EINTR (1 in 32 waits is
  * untimed, so the restart rule is seen).  The buckets are picked with the
@@ -69,6 +74,7 @@
 #include "pft.h"
 #include "pfutex/linux.h"
 #ifndef _WIN32
+# include <sys/mman.h>
 # include "region_util.h"
 #endif
 #ifdef PF_HAVE_EMU
@@ -91,7 +97,7 @@ enum {
   OP_ALL = 31
 };
 enum { SIGS_NONE, SIGS_RESTART, SIGS_INTR };
-enum { PAIRS_DEFAULT, PAIRS_SAME, PAIRS_TWO, PAIRS_REGION };
+enum { PAIRS_DEFAULT, PAIRS_SAME, PAIRS_TWO, PAIRS_REGION, PAIRS_TABLES };
 
 struct scen {
   const char *name;
@@ -112,6 +118,7 @@ static const struct scen scens[] = {
   { "two-buckets", OP_CMP_REQUEUE | OP_REQUEUE, 1, SIGS_NONE, PAIRS_TWO },
   { "shared", OP_ALL, 0, SIGS_NONE, PAIRS_DEFAULT },
   { "region", OP_ALL, 0, SIGS_NONE, PAIRS_REGION },
+  { "tables", OP_ALL, 0, SIGS_NONE, PAIRS_TABLES },
 };
 #define NSCENS ((int)(sizeof scens / sizeof scens[0]))
 
@@ -661,6 +668,8 @@ pairs_describe(char *buf, size_t len)
 {
   size_t o = 0;
   int p;
+  if (S.sc->pairs == PAIRS_TABLES)
+    return "region 1 and private memory, region 1 and MAP_SHARED, region 1 and region 2";
   for (p = 0; p < S.npairs && o < len; p++) {
     long b0 = bucket_of(S.pair[p][0], S.sc->priv), b1 = bucket_of(S.pair[p][1], S.sc->priv);
     long dist = (long)(S.pair[p][1] - S.pair[p][0]);
@@ -699,6 +708,28 @@ report(const struct scen *sc, const struct tot *sum, double secs)
   }
 }
 
+#ifndef _WIN32
+/* Three pairs across tables (made once, kept for the run). */
+static void
+pairs_tables(void)
+{
+  static pfutex_region_t *r1, *r2;
+  static uint32_t *shm;
+  if (!r1) {
+    if (!(r1 = pfutex_region_anon(4096)) || !(r2 = pfutex_region_anon(4096)))
+      sysbail("pfutex_region_anon");
+    shm = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (shm == MAP_FAILED)
+      sysbail("mmap");
+  }
+  S.pair[0][0] = (uint32_t *)pfutex_region_addr(r1), S.pair[0][1] = &sw_mem[256];
+  S.pair[1][0] = (uint32_t *)pfutex_region_addr(r1) + 16, S.pair[1][1] = shm;
+  S.pair[2][0] = (uint32_t *)pfutex_region_addr(r1) + 32;
+  S.pair[2][1] = (uint32_t *)pfutex_region_addr(r2);
+  S.npairs = 3;
+}
+#endif
+
 static void
 scen_local(const struct scen *sc, uint64_t seed)
 {
@@ -722,6 +753,11 @@ scen_local(const struct scen *sc, uint64_t seed)
   case PAIRS_TWO:
     pairs_two();
     break;
+#ifndef _WIN32
+  case PAIRS_TABLES:
+    pairs_tables();
+    break;
+#endif
   default:
     S.pair[0][0] = &sw_mem[0], S.pair[0][1] = &sw_mem[1];
     S.npairs = 1;
@@ -862,8 +898,8 @@ main(void)
       continue;
     }
 #ifdef _WIN32
-    if (sc->sigs != SIGS_NONE || sc->pairs == PAIRS_REGION) {
-      skip("%s: Windows: no signals or fork()", sc->name);
+    if (sc->sigs != SIGS_NONE || sc->pairs == PAIRS_REGION || sc->pairs == PAIRS_TABLES) {
+      skip("%s: Windows: no signals or fork(), no shared ops on a mapping", sc->name);
       continue;
     }
 #else
