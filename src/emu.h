@@ -100,7 +100,9 @@ struct pf_node {
   uint32_t pi;                   /* 0, or a PI lock waiter (src/pi.c): PF_PI_LOCK
                                     and its thread id; set before queueing */
   uint32_t pushed;               /* slot: pushed since claimed (queue rebuild) */
-  uint32_t waker;                /* slot: the lock id of the process that set WAKING */
+  uint32_t waker;                /* slot: the lock id of the process that set WAKING;
+                                    while QUEUED, its waiter's own private-table
+                                    reference (pf_waiter_lref: a requeue finds it) */
   uint32_t seq;                  /* slot: arrival order (queue rebuild) */
   struct pf_park park;           /* the port's shared half */
 };
@@ -296,15 +298,31 @@ struct pf_waiter {
    * node queued there for this wait, not adopted yet (mv_node NULL: none);
    * written by the requeuer (a thread of this process) under the lock of
    * the bucket that holds mv_node, read by the waiter under it too. */
-  struct pf_table *mv_tab;
-  struct pf_node *mv_node;
+  volatile AO_t mv_tab;            /* struct pf_table *: pf_mv_tab() */
+  volatile AO_t mv_node;           /* struct pf_node *: pf_mv_node() */
+  volatile AO_t mv_gen;            /* odd while the two above change (one writer at a
+                                      time: the holder of the named node's lock), so
+                                      the waiter reads them as a pair without it */
   pf_ref mv_ref;
   struct pf_thread *mv_rec;        /* mv_node's record when mv_tab is the private
                                       table (a record lent for it) */
   struct pf_thread *px_rec;        /* the lent record holding `node` (adopted), or NULL */
   struct pf_waiter *px_for;        /* in a lent record's nodes[0]: the waiter its node
                                       was queued for */
+  pf_ref lref;                     /* this waiter's own node's reference in the private
+                                      table (set at birth): a region slot it queues
+                                      names it in `waker` (pf_waiter_of) */
 };
+static inline struct pf_node *
+pf_mv_node(const struct pf_waiter *w)
+{
+  return (struct pf_node *)AO_load_acquire(&w->mv_node);
+}
+static inline struct pf_table *
+pf_mv_tab(const struct pf_waiter *w)
+{
+  return (struct pf_table *)AO_load(&w->mv_tab);
+}
 
 struct pf_thread {
   struct pf_thread *next;          /* pool links (all records / free list) */
@@ -409,6 +427,10 @@ struct pf_waiter *pf_waiter_of(struct pf_table *tab, struct pf_node *n, pf_ref r
 int pf_waiter_move_locked(struct pf_waiter *w, struct pf_table *t2, struct pf_node *n2,
                           pf_ref ref2, struct pf_thread *rec2);
 int pf_waiter_adopt(struct pf_waiter *w);
+/* Name (t2, n2) w's destination (NULL, NULL: none), as one pair for a
+ * reader without the lock (pf_waiter_adopt); the caller holds the lock
+ * of the bucket of the node named before or after. */
+void pf_waiter_name_dest(struct pf_waiter *w, struct pf_table *t2, struct pf_node *n2);
 void pf_waiter_drop_dest(struct pf_table *tab, struct pf_node *n, struct pf_thread *rec);
 int pf_thread_init(void);
 

@@ -540,7 +540,7 @@ pf_node_wake_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *w
   w->linked = 0;
   if (tab->slots)
     w->waker = tab->ops->lock_id(tab);
-  AO_int_store(&w->state, PF_W_WAKING);
+  AO_int_store_release(&w->state, PF_W_WAKING);   /* a waiter may see it without the token (R) */
   pf_node_uncount_locked(b, w);
   PF_CRASH("wake_marked");
   if (PF_UNLIKELY(w->pi == PF_PI_ADOPT)) {
@@ -609,3 +609,4 @@ pf_wake_list(struct pf_wake_list *l)
     pf_emu_port->unpark(&w->park, l->tab->slots != NULL);  /* the last touch (wait.c (D)) */
   }
 }
+

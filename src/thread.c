@@ -115,8 +115,10 @@ pf_pool_grow_locked(void)
     /* A waiter's node is valid from birth (its own), so whoever sees its
      * table set (a handler, a cancellation, the key destructor) finds a
      * node to read: wait.c's fast claim stores the table alone. */
-    for (l = 0; l < PF_NEST_MAX; l++)
+    for (l = 0; l < PF_NEST_MAX; l++) {
       chunk[i].nodes[l].node = &chunk[i].nodes[l].n;
+      chunk[i].nodes[l].lref = (pf_nchunks * PF_CHUNK + i) * PF_NEST_MAX + l + 1;
+    }
     chunk[i].index = pf_nchunks * PF_CHUNK + i;
     chunk[i].next = pf_pool_all;
     pf_pool_all = &chunk[i];
@@ -260,51 +262,66 @@ pf_waiter_release(struct pf_waiter *w)
   w->node = &w->n;
 }
 
+/* Is w's wait the one that queued n of tab, as its node or as the node it
+ * has yet to adopt?  (Under the lock of n's bucket, n QUEUED: w wrote
+ * those fields before n was pushed, or a requeuer did under this lock.) */
+static int
+pf_waiter_holds(const struct pf_waiter *w, const struct pf_table *tab, const struct pf_node *n)
+{
+  return (w->node == n && w->tab == tab) || (pf_mv_node(w) == n && pf_mv_tab(w) == tab);
+}
+
+void
+pf_waiter_name_dest(struct pf_waiter *w, struct pf_table *t2, struct pf_node *n2)
+{
+  AO_t g = AO_load(&w->mv_gen);
+  AO_store(&w->mv_gen, g + 1);
+  AO_nop_full();
+  AO_store(&w->mv_tab, (AO_t)t2);
+  AO_store(&w->mv_node, (AO_t)n2);
+  AO_store_release(&w->mv_gen, g + 2);
+}
+
 struct pf_waiter *
 pf_waiter_of(struct pf_table *tab, struct pf_node *n, pf_ref r)
 {
-  unsigned int c, k, l;
+  struct pf_waiter *w;
+  if (tab->slots) {
+    /* a QUEUED slot of this process names its waiter's own private
+     * reference in `waker` (set on WAKING only otherwise; wait.c,
+     * thread.c): region bytes, checked */
+    uint32_t rec;
+    if (AO_int_load(&n->owner) != tab->ops->lock_id(tab))
+      return NULL;                        /* another process's waiter */
+    r = n->waker;
+    rec = (r - 1) / PF_NEST_MAX;
+    if (r == 0 || (rec >> PF_CHUNK_BITS) >= PF_CHUNKS_MAX || !pf_chunks[rec >> PF_CHUNK_BITS])
+      return NULL;
+  }
+  w = &pf_thread_rec(r)->nodes[(r - 1) % PF_NEST_MAX];
   if (!tab->slots) {
-    struct pf_waiter *w = &pf_thread_rec(r)->nodes[(r - 1) % PF_NEST_MAX];
     if (&w->n != n)
       return NULL;
     if (w->px_for)
       w = w->px_for;                      /* a lent record's node: queued for it */
-    return (w->node == n && w->tab == tab) || (w->mv_node == n && w->mv_tab == tab) ? w : NULL;
   }
-  if (AO_int_load(&n->owner) != tab->ops->lock_id(tab))
-    return NULL;                          /* another process's waiter */
-  /* This process's slot, queued: the wait that owns it set its node and
-   * table before queueing it and keeps them until it is off the queue (or
-   * the requeuer that queued it named it under this lock). */
-  for (c = 0; c < PF_CHUNKS_MAX; c++) {
-    struct pf_thread *chunk = pf_chunks[c];
-    if (!chunk)
-      break;
-    for (k = 0; k < PF_CHUNK; k++)
-      for (l = 0; l < PF_NEST_MAX; l++) {
-        struct pf_waiter *w = &chunk[k].nodes[l];
-        if ((w->node == n && w->tab == tab) || (w->mv_node == n && w->mv_tab == tab))
-          return w;
-      }
-  }
-  return NULL;
+  return pf_waiter_holds(w, tab, n) ? w : NULL;
 }
 
 int
 pf_waiter_move_locked(struct pf_waiter *w, struct pf_table *t2, struct pf_node *n2, pf_ref ref2,
                       struct pf_thread *rec2)
 {
-  struct pf_table *ot = w->mv_tab;
-  struct pf_node *on = w->mv_node;
+  struct pf_table *ot = pf_mv_tab(w);
+  struct pf_node *on = pf_mv_node(w);
   struct pf_thread *orec = w->mv_rec;
   if (rec2)
     rec2->nodes[0].px_for = w;
-  w->mv_tab = t2;
+  if (t2->slots)
+    n2->waker = w->lref;                  /* its waiter (pf_waiter_of) */
+  pf_waiter_name_dest(w, t2, n2);
   w->mv_ref = ref2;
   w->mv_rec = rec2;
-  AO_compiler_barrier();
-  w->mv_node = n2;
   if (!on)
     return 0;
   pf_waiter_drop_dest(ot, on, orec);      /* never adopted: the waiter never touched it */
@@ -476,7 +493,7 @@ pf_thread_atfork_child(void)
     unsigned int i;
     for (i = 0; i < pf_self->depth; i++) {
       struct pf_waiter *w = &pf_self->nodes[i];
-      struct pf_node *n = w->mv_node && w->mv_tab == &pf_table ? w->mv_node : w->node;
+      struct pf_node *n = pf_mv_node(w) && pf_mv_tab(w) == &pf_table ? pf_mv_node(w) : w->node;
       if (n != w->node) {
         /* a node a requeue queued for it here, not adopted yet: it finds
          * it detached (no token: never armed) */
@@ -558,3 +575,4 @@ pf_sig_handler_possible(void)
 {
   return pf_sig_handlers(0);
 }
+

@@ -247,18 +247,18 @@ pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async)
     if (ret != -ETIMEDOUT || last)
       return ret;
     /* a slice without a token: counted meanwhile (R), or not ours any more */
-    if (AO_int_load(&w->node->state) == PF_W_MOVED) {
+    if (AO_int_load_acquire(&w->node->state) == PF_W_MOVED) {
       /* (M) its requeuer, a thread of this process, gives it now: a
        * moved waiter holds its token before it adopts */
       pf_emu_port->collect(&w->parker, &w->node->park, 1);
       return 0;
     }
-    if (AO_int_load(&w->node->state) != PF_W_QUEUED || !w->tab->ops->slot_mine(w->tab, w->node))
+    if (AO_int_load_acquire(&w->node->state) != PF_W_QUEUED || !w->tab->ops->slot_mine(w->tab, w->node))
       return 0;
     /* dead processes' robust lists (src/region/robust.c): their walk may
      * wake this very waiter (its state then says so) */
     w->tab->ops->robust_check(w->tab);
-    if (AO_int_load(&w->node->state) != PF_W_QUEUED)
+    if (AO_int_load_acquire(&w->node->state) != PF_W_QUEUED)
       return 0;
   }
 }
@@ -302,7 +302,7 @@ pf_waiter_park_poll(struct pf_waiter *w, const struct pf_deadline *dl, int async
     PF_SCHED_POLL(!last);
     ret = pf_waiter_park(w, &slice, async);
     PF_SCHED_POLL(0);
-    if (ret != -ETIMEDOUT || last || AO_int_load(&w->node->state) != PF_W_QUEUED)
+    if (ret != -ETIMEDOUT || last || AO_int_load_acquire(&w->node->state) != PF_W_QUEUED)
       return ret;
     poll->fn(poll->arg);
   }
@@ -322,11 +322,27 @@ pf_waiter_adopt(struct pf_waiter *w)
   pf_crit_enter(&c);
   AO_nop_full();                            /* MOVED seen: its node was named before */
   for (;;) {
-    struct pf_table *t2 = w->mv_tab, *ot = w->tab;
-    struct pf_node *n2 = w->mv_node, *old = w->node;
+    struct pf_node *n2, *old = w->node;
+    struct pf_table *t2, *ot = w->tab;
     struct pf_thread *orec = w->px_rec;
     uint32_t idx;
-    if (!n2) {
+    AO_t g = AO_load_acquire(&w->mv_gen);
+    /* The pair as one (a requeue may be naming the next: then again),
+     * so that the lock taken below is the named node's own, under which
+     * any later renaming is done and seen (a node of one table with
+     * another table's lock passed the check below: a lost wakeup). */
+    n2 = pf_mv_node(w);
+    t2 = pf_mv_tab(w);
+    AO_nop_full();
+    if (g & 1) {
+      unsigned int spins = 0;
+      if (AO_load(&w->mv_gen) == g)         /* (the word the spin waits on) */
+        pf_cpu_relax(&spins);               /* a writer is between its stores */
+      continue;
+    }
+    if (AO_load(&w->mv_gen) != g)
+      continue;                             /* renamed meanwhile: read again */
+    if (!n2 || !t2) {
       ret = -ENOTRECOVERABLE;               /* MOVED with no node named: a scribble */
       break;
     }
@@ -339,11 +355,11 @@ pf_waiter_adopt(struct pf_waiter *w)
     }
     if ((ret = pf_bucket_lock(t2, idx)) < 0)
       break;
-    if (w->mv_node != n2 || AO_int_load(&n2->bucket) != idx) {
+    if (pf_mv_node(w) != n2 || pf_mv_tab(w) != t2 || AO_int_load(&n2->bucket) != idx) {
       pf_bucket_unlock(t2, idx);            /* moved on meanwhile: follow it */
       continue;
     }
-    if (AO_int_load(&n2->state) == PF_W_QUEUED) {
+    if (AO_int_load_acquire(&n2->state) == PF_W_QUEUED) {
       AO_int_store(&n2->pi, 0);             /* armed: wakers give it the token */
       ret = pf_emu_port->prepare(&w->parker, &n2->park);
       ret = ret < 0 ? ret : 0;
@@ -355,7 +371,7 @@ pf_waiter_adopt(struct pf_waiter *w)
     w->ref = w->mv_ref;
     w->px_rec = w->mv_rec;
     w->mv_rec = NULL;
-    w->mv_node = NULL;
+    pf_waiter_name_dest(w, NULL, NULL);
     pf_bucket_unlock(t2, idx);
     pf_waiter_drop_dest(ot, old, orec);      /* MOVED, its token taken */
     break;
@@ -375,7 +391,7 @@ pf_waiter_leave_follow(struct pf_waiter *w)
     if (pf_waiter_leave(w))
       return 1;
     pf_waiter_collect(w);     /* (D) woken wins, (G) detached, (M) moved: the token is due */
-    if (AO_int_load(&w->node->state) != PF_W_MOVED)
+    if (AO_int_load_acquire(&w->node->state) != PF_W_MOVED)
       return 0;
     if ((ret = pf_waiter_adopt(w)) != 0)
       return ret > 0 ? 0 : ret;
@@ -393,19 +409,19 @@ pf_waiter_sleep_poll(struct pf_waiter *w, const struct pf_deadline *dl, int asyn
   for (;;) {
     n = w->node;
     ret = pf_waiter_park_poll(w, dl, async, poll);
-    if (ret == 0 && AO_int_load(&n->state) == PF_W_QUEUED) {
+    if (ret == 0 && AO_int_load_acquire(&n->state) == PF_W_QUEUED) {
       /* (R) a surplus token (a dead waker's late post, a scribble): take it
        * back and look again (a real token that came meanwhile is ours). */
       unsigned int tok = AO_int_load(&n->park.word);   /* 1, or a scribble */
       if (tok != 0)
         (void)AO_int_compare_and_swap_full(&n->park.word, tok, 0);
-      st = AO_int_load(&n->state);
+      st = AO_int_load_acquire(&n->state);
       if (st == PF_W_QUEUED && !pf_waiter_intact(w))
         ret = -ENOTRECOVERABLE;
       else if (st == PF_W_QUEUED || (st == PF_W_MOVED && w->tab->slots))
         continue;             /* (M) a region's next slice takes the token */
     }
-    if (ret == 0 && AO_int_load(&n->state) == PF_W_MOVED) {
+    if (ret == 0 && AO_int_load_acquire(&n->state) == PF_W_MOVED) {
       /* (M) the token came: take the node queued for us in the other table */
       if ((ret = pf_waiter_adopt(w)) == 0)
         continue;
@@ -429,7 +445,7 @@ pf_waiter_sleep_poll(struct pf_waiter *w, const struct pf_deadline *dl, int asyn
   n = w->node;
   if (!pf_waiter_intact(w))
     return -ENOTRECOVERABLE;  /* not ours to write any more */
-  st = AO_int_load(&n->state);
+  st = AO_int_load_acquire(&n->state);
   if (st == PF_W_DETACHED)
     (void)pf_waiter_leave(w); /* (H) detached before its push: still on the queue */
   AO_int_store(&n->state, PF_W_IDLE);
@@ -590,8 +606,10 @@ pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_k
   n = w->node;
   pthread_cleanup_push(pf_wait_cancelled, w);
   pf_node_prepare(n, key, idx, r->mask, r->pi);   /* pi: 0, or WAIT_REQUEUE_PI's (src/pi.c) */
-  if (tab->slots)
+  if (tab->slots) {
     n->seq = tab->ops->next_seq(tab);
+    n->waker = w->lref;                         /* its waiter, for a requeue (M) */
+  }
   AO_int_store(&n->state, PF_W_QUEUED);
   PF_CRASH("wait_queued");
   AO_int_fetch_and_add_full(&b->waiters, 1);            /* (A) */
@@ -606,7 +624,7 @@ pf_emu_wait_once(const struct pf_req *r, struct pf_table *tab, const struct pf_k
     if (took != 0)
       ret = took < 0 ? took : -EAGAIN;
     else                                          /* woken wins; detached: EAGAIN */
-      ret = AO_int_load(&n->state) == PF_W_WAKING ? 0 : -EAGAIN;
+      ret = AO_int_load_acquire(&n->state) == PF_W_WAKING ? 0 : -EAGAIN;
     if (pf_waiter_intact(w))
       AO_int_store(&n->state, PF_W_IDLE);
   } else {
