@@ -609,4 +609,3 @@ pf_wake_list(struct pf_wake_list *l)
     pf_emu_port->unpark(&w->park, l->tab->slots != NULL);  /* the last touch (wait.c (D)) */
   }
 }
-

@@ -575,4 +575,3 @@ pf_sig_handler_possible(void)
 {
   return pf_sig_handlers(0);
 }
-

@@ -154,7 +154,11 @@
  * A timeout or signal meanwhile finds the old node MOVED (not QUEUED):
  * the waiter takes its token, adopts, and leaves the new node as any node
  * (woken wins).  A second move of a node not adopted yet gives it back and
- * names the newer one (the waiter re-reads mv_node under the lock).  Only
+ * names the newer one: the waiter reads the name (node and table, as one
+ * pair: a sequence count) without a lock, locks that node's bucket and
+ * reads it again there, where every renaming of that node is done.  The
+ * requeuer finds a slot's waiter by the private reference the slot holds
+ * in `waker` while it is queued.  Only
  * waiters of the calling process move this way (their records are
  * reachable; another process's waiter may not map the target table at
  * all): a requeue that would move another process's waiter, or a
