@@ -682,6 +682,19 @@ struct pf_wake_list {
   struct pf_node *tail;
   int n;
 };
+/* Chain node w (reference r) of tab at the end of l, under its lock. */
+static inline void
+pf_wake_list_add(struct pf_wake_list *l, struct pf_table *tab, struct pf_node *w, pf_ref r)
+{
+  w->wake_next = 0;
+  if (l->tail)
+    l->tail->wake_next = r;
+  else
+    l->head = r;
+  l->tail = w;
+  l->tab = tab;
+  l->n++;
+}
 /* Two buckets made ready (drained, checked) once each: one drain when they
  * are the same bucket (wait.c (I)). */
 int pf_bucket_ready2_locked(struct pf_table *t1, uint32_t i1, struct pf_table *t2, uint32_t i2);

@@ -140,18 +140,10 @@ pf_xmove_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w, pf
   pf_node_uncount_locked(b1, w);
   (void)pf_waiter_move_locked(wt, t2, n2, ref2, rec);   /* gives back w if not adopted */
   PF_CRASH("xmove_named");
-  if (fresh)                              /* after its new node is named: the waiter
+  if (fresh) {                            /* after its new node is named: the waiter
                                              may see MOVED before any token (a slice) */
     AO_int_store_release(&w->state, PF_W_MOVED);
-  if (fresh) {
-    w->wake_next = 0;
-    if (tokens->tail)
-      tokens->tail->wake_next = ref;
-    else
-      tokens->head = ref;
-    tokens->tail = w;
-    tokens->tab = t1;
-    tokens->n++;
+    pf_wake_list_add(tokens, t1, w, ref);
   }
 }
 

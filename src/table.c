@@ -586,14 +586,7 @@ pf_node_wake_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *w
     r = lr;
     l->n--;                             /* (counted above: the parker is no waiter) */
   }
-  w->wake_next = 0;
-  if (l->tail)
-    l->tail->wake_next = r;
-  else
-    l->head = r;
-  l->tail = w;
-  l->tab = tab;
-  l->n++;
+  pf_wake_list_add(l, tab, w, r);
 }
 
 void
