@@ -10,7 +10,11 @@
  *   wake       -n N waiters on one word, woken by wake(1) until all are;
  *              median time per wake-all, microseconds
  *   requeue    -n N waiters on word A, moved to B by ONE cmp_requeue, then
- *              woken (untimed); median time of the requeue call, microseconds
+ *              woken (untimed); median time of the requeue call, microseconds;
+ *              -x, -X: A and B in a region, a MAP_SHARED mapping (shared
+ *              ops); -2: A in one region, B in another (under emulation a
+ *              move across two tables: a node of B's table per waiter, which
+ *              the waiter, woken for it, takes over)
  *   wake-parallel  -n N waiters on one word, -w W waker threads each
  *              waking N/W of them with one call, started together; median
  *              over rounds of the wakers' mean latency, microseconds
@@ -273,7 +277,13 @@ run_spin(const char *workload)
 }
 
 /* ---- wake and requeue: N persistent waiters, one round at a time ------- */
-static uint32_t word_a, word_b, word_probe;
+/* The words: private memory and private ops; with -x, -X or -2 (requeue,
+ * wake) shared ops on words of a region, of a MAP_SHARED mapping, or A of
+ * one region and B (and the probe) of a second (a requeue across two
+ * shared tables: src/requeue.c, wait.c (M)). */
+static uint32_t pword_a, pword_b, pword_probe;
+static uint32_t *word_a = &pword_a, *word_b = &pword_b, *word_probe = &pword_probe;
+static unsigned int blk_flags = PRIV;
 static unsigned done_count;
 static int stop_flag;
 static pthread_barrier_t round_barrier;
@@ -286,7 +296,7 @@ block_waiter(void *arg)
     pthread_barrier_wait(&round_barrier);
     if (__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE))
       return NULL;
-    pfutex_wait(&word_a, 0, ANY, PRIV, NULL, 0);
+    pfutex_wait(word_a, 0, ANY, blk_flags, NULL, 0);
     __atomic_add_fetch(&done_count, 1, __ATOMIC_SEQ_CST);
   }
 }
@@ -300,11 +310,11 @@ static void
 await_blocked(int n)
 {
   for (;;) {
-    int moved = pfutex_requeue(&word_a, &word_probe, 0, INT_MAX, PRIV), back = 0, r;
+    int moved = pfutex_requeue(word_a, word_probe, 0, INT_MAX, blk_flags), back = 0, r;
     if (moved < 0)
       die("probe requeue");
     while (back < moved) {
-      if ((r = pfutex_requeue(&word_probe, &word_a, 0, INT_MAX, PRIV)) < 0)
+      if ((r = pfutex_requeue(word_probe, word_a, 0, INT_MAX, blk_flags)) < 0)
         die("probe requeue back");
       if (r == 0)
         break;              /* the rest went back to word_a by themselves */
@@ -320,6 +330,13 @@ static void
 run_block(int requeue)
 {
   int N = opt_n > 0 ? opt_n : 64, i, rounds = 0, discarded = 0, cap = 1 << 16;
+  if (opt_region) {
+    uint32_t *w = shared_words(4096), *w2 = opt_two ? shared_words(4096) : w + 32;
+    word_a = w;
+    word_b = w2;
+    word_probe = w2 + 16;
+    blk_flags = 0;
+  }
   pthread_t *tids = calloc(N, sizeof *tids);
   double *times = malloc(cap * sizeof *times), end;
   pthread_barrier_init(&round_barrier, NULL, N + 1);
@@ -329,29 +346,29 @@ run_block(int requeue)
   do {
     double t0, t1;
     int woken = 0, r, valid = 1;
-    __atomic_store_n(&word_a, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(word_a, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&done_count, 0, __ATOMIC_SEQ_CST);
     pthread_barrier_wait(&round_barrier);
     await_blocked(N);
     if (!requeue) {
       t0 = now();
       while (woken < N && __atomic_load_n(&done_count, __ATOMIC_SEQ_CST) < (unsigned)N) {
-        if ((r = pfutex_wake(&word_a, ANY, 1, PRIV)) < 0)
+        if ((r = pfutex_wake(word_a, ANY, 1, blk_flags)) < 0)
           die("wake");
         woken += r;
       }
       t1 = now();
     } else {
       t0 = now();
-      r = pfutex_cmp_requeue(&word_a, 0, &word_b, 0, INT_MAX, PRIV);
+      r = pfutex_cmp_requeue(word_a, 0, word_b, 0, INT_MAX, blk_flags);
       t1 = now();
       if (r < 0)
         die("cmp_requeue");
       if (r != N)
         valid = 0;          /* a waiter was in flight (see await_blocked) */
       while (__atomic_load_n(&done_count, __ATOMIC_SEQ_CST) < (unsigned)N) {
-        if (pfutex_wake(&word_b, ANY, INT_MAX, PRIV) < 0
-            || pfutex_wake(&word_a, ANY, INT_MAX, PRIV) < 0)
+        if (pfutex_wake(word_b, ANY, INT_MAX, blk_flags) < 0
+            || pfutex_wake(word_a, ANY, INT_MAX, blk_flags) < 0)
           die("wake");
         sched_yield();
       }
@@ -371,8 +388,8 @@ run_block(int requeue)
     fprintf(stderr, "pfbench: every round was discarded\n");
     exit(2);
   }
-  printf("workload=%s backend=%s n=%d rounds=%d discarded=%d value=%.2f unit=us\n",
-         requeue ? "requeue" : "wake", backend_name, N, rounds, discarded,
+  printf("workload=%s backend=%s n=%d words=%s rounds=%d discarded=%d value=%.2f unit=us\n",
+         requeue ? "requeue" : "wake", backend_name, N, words_kind(), rounds, discarded,
          median(times, rounds));
 }
 
@@ -398,7 +415,7 @@ parallel_waker(void *arg)
     if (__atomic_load_n(&waker_stop, __ATOMIC_ACQUIRE))
       return NULL;
     t0 = now();
-    r = pfutex_wake(&word_a, ANY, k->share, PRIV);
+    r = pfutex_wake(word_a, ANY, k->share, PRIV);
     k->us = (now() - t0) * 1e6;
     if (r < 0)
       die("wake");
@@ -434,7 +451,7 @@ run_wake_parallel(void)
   do {
     double sum = 0;
     int woken = 0;
-    __atomic_store_n(&word_a, 0, __ATOMIC_SEQ_CST);
+    __atomic_store_n(word_a, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&done_count, 0, __ATOMIC_SEQ_CST);
     pthread_barrier_wait(&round_barrier);
     await_blocked(N);
@@ -445,7 +462,7 @@ run_wake_parallel(void)
       woken += wk[i].woken;
     }
     while (__atomic_load_n(&done_count, __ATOMIC_SEQ_CST) < (unsigned)N) {
-      if (woken < N && pfutex_wake(&word_a, ANY, INT_MAX, PRIV) < 0)
+      if (woken < N && pfutex_wake(word_a, ANY, INT_MAX, PRIV) < 0)
         die("wake");
       sched_yield();
     }

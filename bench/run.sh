@@ -82,7 +82,9 @@ waitv-pp|
 waitv-pp|-a split
 waitv-pp|-n 64 -a split
 waitv-pp|-a same -x
-waitv-pp|-a same -2"
+waitv-pp|-a same -2
+requeue|-n 64 -x
+requeue|-n 64 -2"
 else
   CONFIGS=$SHORT
 fi
