@@ -102,8 +102,9 @@ pf_xmove_check_locked(struct pf_table *t1, uint32_t i1, const struct pf_key *k1,
 /* Move waiter node w (ref) of t1 to a node of t2 keyed k2 (bucket i2), one
  * of d's, under both locks: wait.c (M).  The old node goes on `tokens`
  * (MOVED: its waiter needs the token), unless it was itself a node not
- * adopted yet (given back: its waiter is on its way already). */
-static void
+ * adopted yet (given back: its waiter is on its way already).  1, or 0
+ * when d has no node left (never: the check counted them). */
+static int
 pf_xmove_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w, pf_ref ref,
                 struct pf_table *t2, uint32_t i2, const struct pf_key *k2, struct pf_xdest *d,
                 struct pf_wake_list *tokens)
@@ -114,12 +115,16 @@ pf_xmove_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w, pf
   struct pf_node *n2;
   pf_ref ref2;
   int fresh = w->pi != PF_PI_ADOPT;
+  if (!wt)
+    return 0;                             /* (never: the check found each one's) */
   if (t2->slots) {
     ref2 = d->slots;
-    n2 = pf_node_get(t2, ref2);
+    if (!(n2 = pf_node_get(t2, ref2)))
+      return 0;
     d->slots = n2->wake_next;
   } else {
-    rec = d->recs;
+    if (!(rec = d->recs))
+      return 0;
     d->recs = rec->vx_next;
     rec->vx_next = NULL;
     n2 = &rec->nodes[0].n;
@@ -145,6 +150,7 @@ pf_xmove_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w, pf
     AO_int_store_release(&w->state, PF_W_MOVED);
     pf_wake_list_add(tokens, t1, w, ref);
   }
+  return 1;
 }
 
 int
@@ -209,9 +215,8 @@ pf_emu_requeue(const struct pf_req *r)
       if (t1->slots && t1->ops->reap(t1, b1, w, ref))
         continue;                                       /* its process died */
       if (t1 != t2) {
-        if (dest.n == 0)
+        if (dest.n == 0 || !pf_xmove_locked(t1, b1, w, ref, t2, i2, &k2, &dest, &tokens))
           break;                                        /* (the check counted them) */
-        pf_xmove_locked(t1, b1, w, ref, t2, i2, &k2, &dest, &tokens);
       } else if (b1 != b2) {
         /* The count first, then the node's key and bucket (a rebuild after
          * a crash here files the node by its key), then the queues. */

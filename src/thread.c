@@ -328,11 +328,10 @@ pf_waiter_move_locked(struct pf_waiter *w, struct pf_table *t2, struct pf_node *
   return 1;
 }
 
-
 void
 pf_waiter_abandon(struct pf_waiter *w)
 {
-  struct pf_node *n = w->node;
+  struct pf_node *n;
   uint32_t st;
   if (!w->tab)
     return;
