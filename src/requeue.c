@@ -20,7 +20,6 @@ struct pf_xdest {
   struct pf_table *tab;
   pf_ref slots;
   struct pf_thread *recs;
-  int n;
 };
 
 static void
@@ -45,7 +44,7 @@ pf_xdest_free(struct pf_xdest *d)
 static int
 pf_xdest_claim(struct pf_xdest *d, int n)
 {
-  while (d->n < n) {
+  for (; n > 0; n--) {
     if (d->tab->slots) {
       pf_ref ref;
       if (d->tab->ops->slot_claim(d->tab, &ref, 0) < 0)
@@ -60,7 +59,6 @@ pf_xdest_claim(struct pf_xdest *d, int n)
       t->vx_next = d->recs;
       d->recs = t;
     }
-    d->n++;
   }
   return 0;
 }
@@ -130,7 +128,6 @@ pf_xmove_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w, pf
     n2 = &rec->nodes[0].n;
     ref2 = rec->index * PF_NEST_MAX + 1;
   }
-  d->n--;
   pf_node_prepare(n2, k2, i2, w->bitset, PF_PI_ADOPT);
   if (t2->slots)
     n2->seq = t2->ops->next_seq(t2);
@@ -215,7 +212,7 @@ pf_emu_requeue(const struct pf_req *r)
       if (t1->slots && t1->ops->reap(t1, b1, w, ref))
         continue;                                       /* its process died */
       if (t1 != t2) {
-        if (dest.n == 0 || !pf_xmove_locked(t1, b1, w, ref, t2, i2, &k2, &dest, &tokens))
+        if (!pf_xmove_locked(t1, b1, w, ref, t2, i2, &k2, &dest, &tokens))
           break;                                        /* (the check counted them) */
       } else if (b1 != b2) {
         /* The count first, then the node's key and bucket (a rebuild after

@@ -250,13 +250,8 @@ static void
 pf_waiter_release(struct pf_waiter *w)
 {
   struct pf_table *tab = w->tab;
-  if (tab && tab->slots) {
-    tab->ops->slot_release(tab, w->node);
-    tab->ops->wait_end(tab);
-  } else if (w->px_rec) {
-    w->px_rec->nodes[0].px_for = NULL;
-    pf_record_return(w->px_rec);
-  }
+  if (tab && (tab->slots || w->px_rec))
+    pf_waiter_drop_dest(tab, w->node, w->px_rec);
   w->px_rec = NULL;
   w->tab = NULL;
   w->node = &w->n;
