@@ -144,5 +144,5 @@ pfutex_backends(void)
 
 /* The shared key spaces (src/emu.h): here, built in every configuration,
  * as regions are; the engine reads them, the region layer writes them. */
-volatile AO_t pf_keyspaces[64];
+volatile AO_t pf_keyspaces[65];            /* PF_KEYSPACES_MAX */
 volatile AO_t pf_keyspaces_n;

@@ -43,6 +43,10 @@ struct pf_os_objid;
 int pf_shared_key(const struct pf_os_objid *id, struct pf_key *k, struct pf_table **tab);
 /* Its region's name, for this user and port (tests remove it). */
 int pf_shared_name(char *buf, size_t len);
+/* Open the shared table if this process has not tried yet (a wait on a
+ * region's word: src/region/shared.c): its waiters can then be moved to
+ * a shared mapping's word by another process's requeue. */
+void pf_shared_prepare(void);
 
 static inline int
 pf_key_eq(const struct pf_key *a, const struct pf_key *b)
@@ -126,6 +130,24 @@ pf_node_is_pi(const struct pf_node *n)
  * has not adopted it yet (wait.c (M)): its park is not armed, so a waker
  * marks it WAKING and gives no token (the waiter finds the mark). */
 #define PF_PI_ADOPT 0x00000001u
+/* A node moved to another table whose destination is published in the
+ * node itself, not in its waiter's record (src/requeue.c: the waiter is
+ * another process's, or the node was one its waiter had not adopted):
+ * while MOVED, key_space PF_KEY_XDEST, the key's word the destination
+ * table's `order` (0: the private table) and `seq` the destination
+ * node's reference there.  Written before MOVED (release), read after it
+ * (acquire), by the waiter only. */
+#define PF_KEY_XDEST 0x7fffffffu
+static inline void pf_node_setkey(struct pf_node *n, const struct pf_key *k);
+static inline void
+pf_node_publish_dest(struct pf_node *n, uint64_t order, pf_ref ref)
+{
+  struct pf_key k;
+  k.word = order;
+  k.space = PF_KEY_XDEST;
+  pf_node_setkey(n, &k);
+  n->seq = ref;
+}
 /* A futex_waitv in a region (src/waitv.c): its parker is the waiter's
  * slot, on no queue, `pi` PF_VX_PARKER; member i's `pi` is PF_PI_VX | i << 21
  * | the parker's slot reference (slots: at most 2^20, region.h). */
@@ -244,7 +266,19 @@ struct pf_table_ops {
   /* Is a registration of thread tid's list still there (not yet walked,
    * or being walked by another survivor)? */
   int (*robust_pending)(const struct pf_table *tab, uint32_t tid);
+  /* A requeue moving another process's waiter to a word of table `to`
+   * (src/requeue.c, wait.c (M)): the lock id there of the live process
+   * behind lock id `owner` here (0: it has no entry there); and this
+   * process's slot n, queued for that process's waiter under its
+   * bucket's lock, given to it (its owner word: `owner`). */
+  uint32_t (*peer_id)(const struct pf_table *tab, uint32_t owner, const struct pf_table *to);
+  void (*slot_give)(struct pf_table *tab, struct pf_node *n, uint32_t owner);
 };
+/* This process's table whose `order` is `order` (0: the private table),
+ * with a wait begun on it (wait_begin: a close meanwhile is EBUSY), or
+ * NULL when it has none: the region layer's (src/region/handle.c), set
+ * when it opens its first region (NULL until then). */
+extern struct pf_table *(*volatile pf_table_by_order)(uint64_t order);
 
 struct pf_rgn_att;
 /* A table: the process's private one, or a region's (process-local handle
@@ -424,6 +458,10 @@ void pf_waiter_abandon(struct pf_waiter *w);
  * destination as its node: 1 if a waker took that node first (then WAKING,
  * no token due), 0 when queued and armed, -errno. */
 struct pf_waiter *pf_waiter_of(struct pf_table *tab, struct pf_node *n, pf_ref r);
+/* The waiter of this process for which node n (reference r) of tab was
+ * queued, whether or not it names n (pf_waiter_of does): a node a requeue
+ * published for it (wait.c (M)) included.  NULL: another process's. */
+struct pf_waiter *pf_waiter_own(struct pf_table *tab, struct pf_node *n, pf_ref r);
 int pf_waiter_move_locked(struct pf_waiter *w, struct pf_table *t2, struct pf_node *n2,
                           pf_ref ref2, struct pf_thread *rec2);
 int pf_waiter_adopt(struct pf_waiter *w);
@@ -484,7 +522,7 @@ struct pf_keyspace {
   uintptr_t lo, span, key_base;
   struct pf_table *tab;
 };
-#define PF_KEYSPACES_MAX 64
+#define PF_KEYSPACES_MAX 65                 /* 64 regions, and the shared table's */
 extern volatile AO_t pf_keyspaces[PF_KEYSPACES_MAX];   /* const struct pf_keyspace *, or 0 */
 extern volatile AO_t pf_keyspaces_n;                   /* high-water mark */
 

@@ -7,19 +7,29 @@
  * to another table: a waiter moved from a word of one table to a word of
  * another (a region's and this process's, a shared mapping's and a word
  * of private memory, two regions) gets a node of the target table in its
- * place, which it adopts (wait.c (M)).  Only this process's waiters can
- * follow: a requeue that would move another process's waiter, or a
- * futex_waitv member, across tables answers EINVAL before anything is
- * done, and ENOMEM when the target table has no node left for them. */
+ * place, which it adopts (wait.c (M)).  This process's waiter finds it
+ * named in its record; another process's waiter (between two shared
+ * tables: two regions, a region and the shared mappings' table), or a
+ * node its waiter had not adopted yet, finds it published in the node it
+ * leaves.  A requeue that would move a futex_waitv member across tables,
+ * or another process's waiter to a table that process has no entry in
+ * (this process's private table, a region it has not opened), answers
+ * EINVAL before anything is done, and ENOMEM when the target table has no
+ * node left for them. */
 #include "emu.h"
 
 /* The nodes claimed in the target table for a cross-table move, chained
  * through their wake_next (a slot's reference) or their records' vx_next
- * (the private table: a lent record each). */
+ * (the private table: a lent record each).  slots: for waiters named in
+ * their records (a wait begun for each); xslots: for waiters that find
+ * their node published (in the order the walk takes them; each holds the
+ * lock id of the process it goes to in `waker` until queued, and no wait
+ * is begun: its waiter begins one when it finds it, wait.c (M)). */
 struct pf_xdest {
   struct pf_table *tab;
   pf_ref slots;
   struct pf_thread *recs;
+  pf_ref xhead, xtail;
 };
 
 static void
@@ -31,6 +41,12 @@ pf_xdest_free(struct pf_xdest *d)
     n->wake_next = 0;
     d->tab->ops->slot_release(d->tab, n);
     d->tab->ops->wait_end(d->tab);
+  }
+  while (d->xhead) {
+    struct pf_node *n = pf_node_get(d->tab, d->xhead);
+    d->xhead = n->wake_next;
+    n->wake_next = 0;
+    d->tab->ops->slot_release(d->tab, n);
   }
   while (d->recs) {
     struct pf_thread *t = d->recs;
@@ -63,20 +79,67 @@ pf_xdest_claim(struct pf_xdest *d, int n)
   return 0;
 }
 
+/* A node of d->tab for a waiter (node w, ref, of t1) that will find it
+ * published (pf_xmove_pub_locked): a slot of this process's claimed for
+ * it, with the lock id of the waiter's process there, or for this
+ * process's waiter, a lent record.  0, -EINVAL (its process has no entry
+ * in d->tab; another process's waiter and the private table), -ENOMEM. */
+static int
+pf_xdest_claim_pub(struct pf_table *t1, struct pf_node *w, pf_ref ref, struct pf_xdest *d)
+{
+  struct pf_table *t2 = d->tab;
+  int own = pf_waiter_own(t1, w, ref) != NULL;
+  if (t2->slots) {
+    uint32_t o2;
+    pf_ref r2;
+    struct pf_node *n2;
+    if (own)
+      o2 = t2->ops->lock_id(t2);
+    else
+      o2 = t1->slots ? t1->ops->peer_id(t1, AO_int_load(&w->owner), t2) : 0;
+    if (o2 == 0)
+      return -EINVAL;                     /* it has not opened the target's region */
+    if (t2->ops->slot_claim(t2, &r2, 0) < 0)
+      return -ENOMEM;
+    n2 = pf_node_get(t2, r2);
+    n2->waker = o2;
+    n2->wake_next = 0;
+    if (d->xtail)
+      pf_node_get(t2, d->xtail)->wake_next = r2;
+    else
+      d->xhead = r2;
+    d->xtail = r2;
+    return 0;
+  }
+  if (!own)
+    return -EINVAL;                       /* it cannot queue in this process's memory */
+  {
+    struct pf_thread *t = pf_record_lend();
+    if (!t)
+      return -ENOMEM;
+    t->vx_next = d->recs;
+    d->recs = t;
+  }
+  return 0;
+}
+
 /* Under both locks, after the drain: which waiters the requeue would move
  * (those the wake before it leaves, in queue order: as the walks below
- * take them) can move to another table?  0 and *count, or -EINVAL. */
+ * take them) can move to another table?  Those to be named in their
+ * records are counted (*count: pf_xdest_claim claims them), those to
+ * find their node published get it claimed here.  0, or -EINVAL,
+ * -ENOMEM. */
 static int
 pf_xmove_check_locked(struct pf_table *t1, uint32_t i1, const struct pf_key *k1, int nr, int nr2,
-                      int *count)
+                      struct pf_xdest *d, int *count)
 {
   struct pf_bucket *b1 = &t1->buckets[i1];
   struct pf_walk it;
   struct pf_node *w;
   pf_ref ref;
-  int wake = nr, stopped = 0, moves = 0;
+  int wake = nr, stopped = 0, moves = 0, taken = 0, ret;
   pf_walk_start(&it, t1, b1);
-  while (moves < nr2 && (w = pf_walk_next(&it, &ref)) != NULL) {
+  while (taken < nr2 && (w = pf_walk_next(&it, &ref)) != NULL) {
     if (AO_int_load(&w->state) != PF_W_QUEUED || !pf_node_keyeq(w, k1))
       continue;
     if (wake > 0 && !stopped && pf_node_is_pi(w)) {
@@ -89,12 +152,90 @@ pf_xmove_check_locked(struct pf_table *t1, uint32_t i1, const struct pf_key *k1,
       wake--;                             /* woken first */
       continue;
     }
-    if ((w->pi & PF_PI_KIND) == PF_PI_VX || !pf_waiter_of(t1, w, ref))
-      return -EINVAL;                     /* a waitv member; another process's waiter */
-    moves++;
+    if ((w->pi & PF_PI_KIND) == PF_PI_VX)
+      return -EINVAL;                     /* a waitv member */
+    if (pf_waiter_of(t1, w, ref))
+      moves++;
+    else if ((ret = pf_xdest_claim_pub(t1, w, ref, d)) < 0)
+      return ret;
+    taken++;
   }
   *count = moves;
   return 0;
+}
+
+/* Move waiter node w (ref) of t1, whose waiter will not find it named in
+ * its record (another process's; or this process's, in a node it had not
+ * adopted), to the next node d claimed for it, of t2 keyed k2 (bucket
+ * i2), under both locks: the destination is published in w (wait.c (M)).
+ * The order is the crash order: a requeuer killed at any point leaves w
+ * queued (nothing done: the claimed slot is a dead process's), or w MOVED
+ * naming a node that its waiter finds queued and its own, or not (then
+ * its wait ends as a spurious wakeup, which futex(2) allows: never a
+ * node counted by a wake that no waiter adopts).  1, or 0 when d has no
+ * node left (never: the check claimed them). */
+static int
+pf_xmove_pub_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w, pf_ref ref,
+                    struct pf_table *t2, uint32_t i2, const struct pf_key *k2, struct pf_xdest *d,
+                    struct pf_wake_list *tokens)
+{
+  struct pf_bucket *b2 = &t2->buckets[i2];
+  struct pf_thread *rec = NULL;
+  struct pf_node *n2;
+  pf_ref ref2;
+  uint32_t o2 = 0, lref;
+  int fresh = w->pi != PF_PI_ADOPT;
+  if (t2->slots) {
+    ref2 = d->xhead;
+    if (!(n2 = pf_node_get(t2, ref2)))
+      return 0;
+    d->xhead = n2->wake_next;
+    if (!d->xhead)
+      d->xtail = 0;
+    n2->wake_next = 0;
+    o2 = n2->waker;
+  } else {
+    struct pf_waiter *own = pf_waiter_own(t1, w, ref);
+    if (!(rec = d->recs) || !own)
+      return 0;
+    d->recs = rec->vx_next;
+    rec->vx_next = NULL;
+    rec->nodes[0].px_for = own;           /* its waiter (pf_waiter_own, wait.c (M)) */
+    n2 = &rec->nodes[0].n;
+    ref2 = rec->index * PF_NEST_MAX + 1;
+  }
+  /* the waiter's own reference: in a queued slot's `waker`, else its record's */
+  if (t1->slots) {
+    lref = w->waker;
+  } else {
+    struct pf_waiter *own = pf_waiter_own(t1, w, ref);
+    lref = own ? own->lref : 0;
+  }
+  pf_node_prepare(n2, k2, i2, w->bitset, PF_PI_ADOPT);
+  n2->waker = lref;                       /* the waiter checks it is its own */
+  if (t2->slots) {
+    n2->seq = t2->ops->next_seq(t2);
+    n2->pushed = 1;                       /* on the queue: a rebuild links it */
+  }
+  pf_node_publish_dest(w, t2->order, ref2);
+  pf_queue_unlink_locked(t1, b1, w);
+  w->linked = 0;
+  pf_node_uncount_locked(b1, w);
+  AO_int_store_release(&w->state, PF_W_MOVED);
+  PF_CRASH("xmove_published");
+  AO_int_store(&n2->state, PF_W_QUEUED);
+  AO_int_fetch_and_add_full(&b2->waiters, 1);
+  n2->counted = 1;
+  pf_queue_append_locked(t2, b2, n2, ref2);
+  n2->linked = 1;
+  if (t2->slots)
+    t2->ops->slot_give(t2, n2, o2);       /* its waiter's process's from here */
+  PF_CRASH("xmove_given");
+  if (fresh)
+    pf_wake_list_add(tokens, t1, w, ref); /* an armed node: its token (an unadopted one
+                                             has no park armed, and its waiter is on its
+                                             way already) */
+  return 1;
 }
 
 /* Move waiter node w (ref) of t1 to a node of t2 keyed k2 (bucket i2), one
@@ -113,8 +254,8 @@ pf_xmove_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w, pf
   struct pf_node *n2;
   pf_ref ref2;
   int fresh = w->pi != PF_PI_ADOPT;
-  if (!wt)
-    return 0;                             /* (never: the check found each one's) */
+  if (!wt)                                /* published, not named (as the check chose) */
+    return pf_xmove_pub_locked(t1, b1, w, ref, t2, i2, k2, d, tokens);
   if (t2->slots) {
     ref2 = d->slots;
     if (!(n2 = pf_node_get(t2, ref2)))
@@ -129,8 +270,10 @@ pf_xmove_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w, pf
     ref2 = rec->index * PF_NEST_MAX + 1;
   }
   pf_node_prepare(n2, k2, i2, w->bitset, PF_PI_ADOPT);
-  if (t2->slots)
+  if (t2->slots) {
     n2->seq = t2->ops->next_seq(t2);
+    n2->pushed = 1;                       /* on the queue: a rebuild links it */
+  }
   AO_int_store(&n2->state, PF_W_QUEUED);
   AO_int_fetch_and_add_full(&b2->waiters, 1);
   n2->counted = 1;
@@ -195,7 +338,7 @@ pf_emu_requeue(const struct pf_req *r)
      * anything is done */
     int count;
     dest.tab = t2;
-    if ((ret = pf_xmove_check_locked(t1, i1, &k1, r->nr, r->nr2, &count)) < 0
+    if ((ret = pf_xmove_check_locked(t1, i1, &k1, r->nr, r->nr2, &dest, &count)) < 0
         || (ret = pf_xdest_claim(&dest, count)) < 0)
       goto out_unlock;
   }

@@ -16,6 +16,8 @@
  * this file never calls it on the private table.
  */
 #include "emu.h"
+
+struct pf_table *(*volatile pf_table_by_order)(uint64_t order);   /* src/emu.h */
 #include "os.h"
 
 #include <limits.h>

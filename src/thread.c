@@ -303,6 +303,27 @@ pf_waiter_of(struct pf_table *tab, struct pf_node *n, pf_ref r)
   return pf_waiter_holds(w, tab, n) ? w : NULL;
 }
 
+struct pf_waiter *
+pf_waiter_own(struct pf_table *tab, struct pf_node *n, pf_ref r)
+{
+  struct pf_waiter *w;
+  uint32_t rec;
+  if (tab->slots) {
+    if (AO_int_load(&n->owner) != tab->ops->lock_id(tab))
+      return NULL;
+    r = n->waker;                         /* region bytes: checked */
+  }
+  rec = (r - 1) / PF_NEST_MAX;
+  if (r == 0 || (rec >> PF_CHUNK_BITS) >= PF_CHUNKS_MAX || !pf_chunks[rec >> PF_CHUNK_BITS])
+    return NULL;
+  w = &pf_thread_rec(r)->nodes[(r - 1) % PF_NEST_MAX];
+  if (tab->slots)
+    return w->lref == r ? w : NULL;
+  if (&w->n != n)
+    return NULL;
+  return w->px_for ? w->px_for : w;       /* a lent record's node: queued for it */
+}
+
 int
 pf_waiter_move_locked(struct pf_waiter *w, struct pf_table *t2, struct pf_node *n2, pf_ref ref2,
                       struct pf_thread *rec2)

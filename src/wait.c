@@ -318,6 +318,60 @@ pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl, int async)
   return pf_waiter_sleep_poll(w, dl, async, NULL);
 }
 
+/* (M) The destination the requeuer published in w's node (not named in
+ * w's record): its table (a wait begun on it, found by its order among
+ * this process's) and node.  0; 1 when it is out of reach (the table
+ * closed, a scribble: the wait ends as a spurious wakeup); -errno. */
+static int
+pf_waiter_dest_published(struct pf_waiter *w, struct pf_table **tp, struct pf_node **np,
+                         pf_ref *refp, struct pf_thread **recp)
+{
+  struct pf_node *old = w->node;
+  struct pf_table *(*by_order)(uint64_t);
+  uint64_t order;
+  pf_ref ref;
+  if (AO_int_load(&old->key_space) != PF_KEY_XDEST)
+    return -ENOTRECOVERABLE;                /* MOVED with no node named: a scribble */
+  order = pf_node_keyword(old);
+  ref = old->seq;
+  *recp = NULL;
+  if (order == 0) {                         /* the private table: a lent record's node */
+    uint32_t rec = (ref - 1) / PF_NEST_MAX;
+    if (ref == 0 || (ref - 1) % PF_NEST_MAX != 0 || (rec >> PF_CHUNK_BITS) >= PF_CHUNKS_MAX
+        || !pf_chunks[rec >> PF_CHUNK_BITS])
+      return 1;
+    *recp = pf_thread_rec(ref);
+    *tp = &pf_table;
+    *np = &(*recp)->nodes[0].n;
+    *refp = ref;
+    return 0;
+  }
+  by_order = pf_table_by_order;
+  if (!by_order || !(*tp = by_order(order)))
+    return 1;                               /* a table this process does not have (open) */
+  if (!(*np = pf_node_get(*tp, ref))) {
+    (*tp)->ops->wait_end(*tp);
+    return 1;
+  }
+  *refp = ref;
+  return 0;
+}
+
+/* Under the lock of n2's bucket: is n2, published for w, w's?  (Region
+ * bytes: the slot is this process's, queued for w's wait, or marked by a
+ * waker or a requeue since; a lent record lent for w.) */
+static int
+pf_waiter_dest_mine(const struct pf_waiter *w, const struct pf_table *t2, const struct pf_node *n2,
+                    const struct pf_thread *rec2)
+{
+  uint32_t st = AO_int_load_acquire(&n2->state);
+  if (t2->slots ? !t2->ops->slot_mine(t2, n2) : rec2->nodes[0].px_for != w)
+    return 0;
+  if (st == PF_W_QUEUED)
+    return AO_int_load(&n2->pi) == PF_PI_ADOPT && n2->waker == w->lref;
+  return st == PF_W_WAKING || st == PF_W_MOVED || st == PF_W_IDLE;
+}
+
 int
 pf_waiter_adopt(struct pf_waiter *w)
 {
@@ -328,8 +382,10 @@ pf_waiter_adopt(struct pf_waiter *w)
   for (;;) {
     struct pf_node *n2, *old = w->node;
     struct pf_table *t2, *ot = w->tab;
-    struct pf_thread *orec = w->px_rec;
-    uint32_t idx;
+    struct pf_thread *orec = w->px_rec, *rec2 = NULL;
+    uint32_t idx, st;
+    pf_ref ref2 = 0;
+    int named;
     AO_t g = AO_load_acquire(&w->mv_gen);
     /* The pair as one (a requeue may be naming the next: then again),
      * so that the lock taken below is the named node's own, under which
@@ -346,38 +402,85 @@ pf_waiter_adopt(struct pf_waiter *w)
     }
     if (AO_load(&w->mv_gen) != g)
       continue;                             /* renamed meanwhile: read again */
-    if (!n2 || !t2) {
-      ret = -ENOTRECOVERABLE;               /* MOVED with no node named: a scribble */
-      break;
+    named = n2 != NULL && t2 != NULL;
+    if (!named) {
+      /* not named in the record: published in the node (another
+       * process's requeue, or a move of a node we had not adopted) */
+      if ((ret = pf_waiter_dest_published(w, &t2, &n2, &ref2, &rec2)) < 0)
+        break;
+      if (ret > 0)
+        goto unreachable;
     }
     idx = AO_int_load_acquire(&n2->bucket);
+    if (idx >= t2->nbuckets && !named) {
+      if (t2->slots)
+        t2->ops->wait_end(t2);
+      goto unreachable;                     /* a scribble */
+    }
     if (idx >= t2->nbuckets) {
       struct pf_key k;                      /* a scribble: where a rebuild files it */
       k.word = pf_node_keyword(n2);
       k.space = n2->key_space;
       idx = pf_key_bucket(t2, &k);
     }
-    if ((ret = pf_bucket_lock(t2, idx)) < 0)
+    if ((ret = pf_bucket_lock(t2, idx)) < 0) {
+      if (!named && t2->slots)
+        t2->ops->wait_end(t2);
       break;
-    if (pf_mv_node(w) != n2 || pf_mv_tab(w) != t2 || AO_int_load(&n2->bucket) != idx) {
-      pf_bucket_unlock(t2, idx);            /* moved on meanwhile: follow it */
-      continue;
     }
-    if (AO_int_load_acquire(&n2->state) == PF_W_QUEUED) {
+    if (named) {
+      if (pf_mv_node(w) != n2 || pf_mv_tab(w) != t2 || AO_int_load(&n2->bucket) != idx) {
+        pf_bucket_unlock(t2, idx);          /* moved on meanwhile: follow it */
+        continue;
+      }
+      ref2 = w->mv_ref;
+      rec2 = w->mv_rec;
+    } else if (AO_int_load(&n2->bucket) != idx) {
+      pf_bucket_unlock(t2, idx);            /* requeued in its table meanwhile: follow it */
+      if (t2->slots)
+        t2->ops->wait_end(t2);
+      continue;
+    } else if (!pf_waiter_dest_mine(w, t2, n2, rec2)) {
+      /* not (any more) ours: its requeuer died before it gave it, or the
+       * table was closed and opened again; a scribble */
+      pf_bucket_unlock(t2, idx);
+      if (t2->slots)
+        t2->ops->wait_end(t2);
+      goto unreachable;
+    }
+    st = AO_int_load_acquire(&n2->state);
+    if (st == PF_W_QUEUED) {
       AO_int_store(&n2->pi, 0);             /* armed: wakers give it the token */
       ret = pf_emu_port->prepare(&w->parker, &n2->park);
       ret = ret < 0 ? ret : 0;
+    } else if (st == PF_W_MOVED) {
+      ret = 2;                              /* moved on by a requeue that published it */
+    } else if (st == PF_W_IDLE) {
+      ret = 3;                              /* never queued: its requeuer died first */
     } else {
       ret = 1;                              /* taken first: no token due */
     }
     w->node = n2;
     w->tab = t2;
-    w->ref = w->mv_ref;
-    w->px_rec = w->mv_rec;
+    w->ref = ref2;
+    w->px_rec = rec2;
     w->mv_rec = NULL;
-    pf_waiter_name_dest(w, NULL, NULL);
+    if (named)
+      pf_waiter_name_dest(w, NULL, NULL);
     pf_bucket_unlock(t2, idx);
     pf_waiter_drop_dest(ot, old, orec);      /* MOVED, its token taken */
+    if (ret == 2)
+      continue;                             /* there next (an unadopted node: no token) */
+    if (ret == 3) {
+      AO_int_store(&n2->state, PF_W_WAKING);
+      ret = 1;
+    }
+    break;
+  unreachable:
+    /* The wait ends as woken (a spurious wakeup, which futex(2) allows):
+     * nothing is queued for it, so no wake counts it. */
+    AO_int_store(&old->state, PF_W_WAKING);
+    ret = 1;
     break;
   }
   pf_crit_exit(&c);
@@ -704,5 +807,7 @@ pf_emu_wait(const struct pf_req *r)
   /* a WAIT_REQUEUE_PI waiter never goes to the OS's futex (ENOSYS there) */
   if ((ret = r->pi ? pf_key_object(r->uaddr, &key, &tab) : pf_key_object_os(r->uaddr, &key, &tab)) < 0)
     return ret == -PF_EOSFUTEX ? pf_emu_os_futex(PF_OSF_WAIT, r) : ret;
+  if (PF_UNLIKELY(key.space == PF_KEY_REGION))
+    pf_shared_prepare();        /* (M) movable to a shared mapping's word too */
   return pf_emu_wait_queued(r, tab, key);
 }

@@ -58,7 +58,30 @@ static const struct pf_table_ops pf_region_table_ops = {
   .slice_ns = pf_region_slice_ns,
   .robust_check = pf_region_robust_check,
   .robust_pending = pf_region_robust_pending,
+  .peer_id = pf_region_peer_id,
+  .slot_give = pf_slot_give,
 };
+
+/* The engine's pf_table_by_order (src/emu.h): the table of this process's
+ * live attachment whose order it is, a wait begun on it under the
+ * registry's lock (so a close that has not ended its attachment yet is
+ * EBUSY from here on, and one that has is not found). */
+static struct pf_table *
+pf_region_table_by_order(uint64_t order)
+{
+  struct pf_rgn_att *a;
+  struct pf_table *t = NULL;
+  pthread_mutex_lock(&pf_regions_lock);
+  for (a = pf_atts; a; a = a->next) {
+    if (a->refs > 0 && a->me != 0 && a->pid == pf_rgn_pid() && a->tab.order == order) {
+      pf_region_wait_begin(&a->tab);
+      t = &a->tab;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&pf_regions_lock);
+  return t;
+}
 
 #endif
 
@@ -284,11 +307,22 @@ pf_region_register(struct pf_region *rg, int fd, const char *name, mode_t mode,
   int i, ret;
   pf_regions_init_once();
   (void)pfutex_backend();                   /* start the backend (the sysv port reclaims) */
+#ifdef PF_HAVE_EMU
+  pf_table_by_order = pf_region_table_by_order;
+#endif
   pf_object_id(fd, name, id, sizeof id);
   pthread_mutex_lock(&pf_regions_lock);
-  for (i = 0; i < PF_REGIONS_MAX; i++)
-    if (AO_load(&pf_regions[i]) == 0)
-      break;
+  {
+    int user = 0, free_at = -1;
+    rg->internal = pf_shared_opening();
+    for (i = 0; i < PF_REGIONS_MAX; i++) {
+      const struct pf_region *o = (const struct pf_region *)AO_load(&pf_regions[i]);
+      if (!o && free_at < 0)
+        free_at = i;
+      user += o && !o->internal;
+    }
+    i = free_at < 0 || (!rg->internal && user >= PF_REGIONS_USER) ? PF_REGIONS_MAX : free_at;
+  }
   if (i == PF_REGIONS_MAX) {
     pf_fd_dispose_locked(fd);
     pthread_mutex_unlock(&pf_regions_lock);

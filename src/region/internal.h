@@ -95,11 +95,17 @@ struct pfutex_region {
   size_t user_len;
   int kind;                        /* PF_RGN_NAMED, _ANON, _ATTACH */
   int slot;                        /* in pf_regions */
+  int internal;                    /* the shared table's (not one of the user's) */
   struct pfutex_region *next_free; /* closed handles kept for reuse (handle.c) */
 };
 /* The registry of open handles is the engine's key spaces (src/emu.h):
  * each handle's ks, its first member. */
 #define PF_REGIONS_MAX PF_KEYSPACES_MAX
+#define PF_REGIONS_USER 64               /* pfutex_region(3): the user's; the shared
+                                            table (shared.c) has a place of its own */
+/* The thread of this process opening the shared table (shared.c), if any:
+ * its handle is not one of the user's 64. */
+int pf_shared_opening(void);
 #define pf_regions pf_keyspaces
 #define pf_regions_n pf_keyspaces_n
 
@@ -237,6 +243,8 @@ int pf_slot_reap_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_nod
 int pf_slot_claim(struct pf_table *tab, pf_ref *ref, int crit);
 void pf_slot_release(struct pf_table *tab, struct pf_node *n);
 int pf_slot_mine(const struct pf_table *tab, const struct pf_node *n);
+void pf_slot_give(struct pf_table *tab, struct pf_node *n, uint32_t owner);
+uint32_t pf_region_peer_id(const struct pf_table *from, uint32_t id, const struct pf_table *to);
 uint32_t pf_region_next_seq(struct pf_table *tab);
 /* Free n if its owner word is still `owner`: this process's lock id, or a
  * dead process's (slot.c). */

@@ -17,11 +17,35 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 /* This process's pid, kept current across fork (glibc's getpid is a system
  * call; the liveness checks are on the wake path): internal.h, pf_rgn_pid. */
 volatile int pf_rgn_self_pid;
+
+/* This process's random number, written beside its pid in every entry it
+ * takes (region.h): a pid and a nonce that match in two regions' entries,
+ * both alive by the OS's word, are one process (a pid alone could be
+ * another pid namespace's).  New in every fork child. */
+static uint32_t pf_rgn_self_nonce;
+
+static void
+pf_rgn_nonce_make(void)
+{
+  struct timespec a, b;
+  uint64_t x;
+  int here;
+  (void)clock_gettime(CLOCK_REALTIME, &a);
+  (void)clock_gettime(CLOCK_MONOTONIC, &b);
+  x = ((uint64_t)a.tv_sec << 32) ^ (uint64_t)a.tv_nsec ^ ((uint64_t)b.tv_nsec << 20)
+      ^ ((uint64_t)(uint32_t)getpid() << 40) ^ (uint64_t)(uintptr_t)&here;
+  x += 0x9e3779b97f4a7c15ull;                 /* splitmix64's finaliser */
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  x ^= x >> 31;
+  pf_rgn_self_nonce = (uint32_t)x ? (uint32_t)x : 1u;
+}
 
 /* ---- Lock ids and liveness ------------------------------------------------------- */
 
@@ -80,6 +104,40 @@ pf_node_owner_alive(const struct pf_table *tab, const struct pf_node *n)
   return o != 0 && !pf_region_id_dead(pf_tab_att(tab), o);
 }
 
+/* The lock id in table `to` of the live process behind lock id `id` in
+ * table `from` (a requeue between them moves its waiter: src/requeue.c),
+ * or 0 when that process has no live entry there.  Region bytes: pid and
+ * nonce must match, read around the generation, and the OS must say the
+ * entry's owner is alive; the waiter checks the slot it is given as its
+ * own too (wait.c (M)). */
+uint32_t
+pf_region_peer_id(const struct pf_table *from, uint32_t id, const struct pf_table *to)
+{
+  const struct pf_rgn_att *a = pf_tab_att(from), *b = pf_tab_att(to);
+  uint32_t e = id & 0xffffu, pid, nonce, f;
+  if (e == 0 || e > a->nprocs || pf_region_id_dead(a, id))
+    return 0;
+  if (id == a->me && a->pid == pf_rgn_pid())
+    return b->pid == pf_rgn_pid() ? b->me : 0;      /* this process's */
+  pid = AO_int_load_acquire(&a->procs[e - 1].pid);
+  nonce = AO_int_load(&a->procs[e - 1].nonce);
+  if (pid == 0 || (pid & PF_RGN_CLAIMING) || nonce == 0 || pf_region_id_dead(a, id))
+    return 0;
+  for (f = 0; f < b->nprocs; f++) {
+    const struct pf_rgn_proc *p = &b->procs[f];
+    uint32_t gen, id2;
+    if (AO_int_load(&p->pid) != pid || AO_int_load(&p->nonce) != nonce)
+      continue;
+    gen = AO_int_load_acquire(&p->gen);
+    id2 = ((gen & 0xffffu) << 16) | (f + 1);
+    if (AO_int_load_acquire(&p->pid) != pid || AO_int_load(&p->nonce) != nonce)
+      continue;                                     /* changing hands */
+    if (!pf_region_id_dead(b, id2))
+      return id2;
+  }
+  return 0;
+}
+
 /* ---- Process entries -------------------------------------------------------------- */
 
 /* Take an entry of the process table: one the OS says nobody alive owns
@@ -107,6 +165,7 @@ pf_att_proc_claim(struct pf_rgn_att *a)
     AO_int_store(&p->locking, 0);
     for (k = 0; k < PF_RGN_HELD; k++)
       AO_int_store(&p->held[k], 0);
+    AO_int_store(&p->nonce, pf_rgn_self_nonce);
     AO_int_store_release(&p->pid, self);
     a->me = ((gen & 0xffffu) << 16) | (e + 1);
 #ifdef PF_HAVE_EMU
@@ -141,6 +200,7 @@ pf_regions_atfork_child(void)
 {
   struct pf_rgn_att *a;
   pf_rgn_self_pid = (int)getpid();
+  pf_rgn_nonce_make();
   pthread_mutex_init(&pf_regions_lock, NULL);
   for (a = pf_atts; a; a = a->next) {
     if (a->refs > 0) {
@@ -158,6 +218,7 @@ static void
 pf_regions_init(void)
 {
   pf_rgn_self_pid = (int)getpid();
+  pf_rgn_nonce_make();
   (void)pthread_atfork(NULL, NULL, pf_regions_atfork_child);
 }
 

@@ -77,7 +77,9 @@ struct pf_rgn_proc {
   uint32_t pid;
   uint32_t gen;
   uint32_t locking;        /* bucket locks its threads hold or are taking */
-  uint32_t reserved;
+  uint32_t nonce;          /* the owner's random number (proc.c): with pid, how a
+                              requeue between two tables finds one process's
+                              entries in both (0: none, an older pfutex) */
   uint32_t start_lo, start_hi;   /* "start": the owner's start time */
   uint32_t held[PF_RGN_HELD];    /* the buckets its threads hold or are taking
                                     (index + 1; 0: a free place), each written

@@ -46,6 +46,17 @@ pf_shared_key(const struct pf_os_objid *id, struct pf_key *k, struct pf_table **
   (void)tab;
   return -ENOSYS;
 }
+
+void
+pf_shared_prepare(void)
+{
+}
+
+int
+pf_shared_opening(void)
+{
+  return 0;
+}
 #else
 
 #include <fcntl.h>
@@ -62,6 +73,14 @@ pf_shared_key(const struct pf_os_objid *id, struct pf_key *k, struct pf_table **
 
 static pthread_mutex_t pf_shared_lock = PTHREAD_MUTEX_INITIALIZER;
 static AO_t pf_shared_rg;                /* struct pf_region *, once open */
+static volatile int pf_shared_busy;      /* pf_shared_lock: an open in progress, */
+static pthread_t pf_shared_opener;       /* by this thread */
+
+int
+pf_shared_opening(void)
+{
+  return pf_shared_busy && pthread_equal(pf_shared_opener, pthread_self());
+}
 
 static uint64_t
 pf_shared_mix(uint64_t x)
@@ -109,6 +128,7 @@ pf_shared_trusted(const struct pf_region *rg)
 static void
 pf_shared_atfork_child(void)
 {
+  pf_shared_busy = 0;
   pthread_mutex_init(&pf_shared_lock, NULL);
 }
 
@@ -145,7 +165,10 @@ pf_shared_open(int *err)
     attr.procs = PF_SHARED_PROCS;
     if ((ret = pf_shared_name(name, sizeof name)) == 0) {
       int saved = errno;
+      pf_shared_opener = pthread_self();
+      pf_shared_busy = 1;
       rg = pfutex_region_open_attr(name, 64, O_RDWR | O_CREAT, 0600, &attr);
+      pf_shared_busy = 0;
       if (!rg)
         ret = errno == EAGAIN ? -ENOMEM : -errno;
       else if ((ret = pf_shared_trusted(rg)) < 0) {
@@ -181,5 +204,21 @@ pf_shared_key(const struct pf_os_objid *id, struct pf_key *k, struct pf_table **
   k->word = h;
   k->space = PF_KEY_OBJECT | ((uint32_t)h2 & ~PF_KEY_OBJECT);
   return 0;
+}
+
+/* emu.h: a process's first wait on a region's word opens the shared table
+ * too (once, best effort), so that a requeue by another process can move
+ * the waiter to a shared mapping's word: a waiter moves only to a table
+ * its process has an entry in (src/requeue.c). */
+static volatile int pf_shared_tried;
+
+void
+pf_shared_prepare(void)
+{
+  int err;
+  if (pf_shared_tried || AO_load_acquire(&pf_shared_rg))
+    return;
+  pf_shared_tried = 1;
+  (void)pf_shared_open(&err);
 }
 #endif

@@ -214,3 +214,19 @@ pf_slot_claim(struct pf_table *tab, pf_ref *ref, int crit)
   }
   return -ENOMEM;
 }
+
+/* The table's slot_give op: this process's slot n, just queued for a
+ * waiter of the process behind lock id `owner` (alive, by
+ * pf_region_peer_id) under its bucket's lock, becomes that process's
+ * (src/requeue.c).  Claimed as ours until now, so a scavenger never took
+ * it from under the requeue; a requeuer killed before this store leaves a
+ * dead process's slot (freed as any), one killed after it a queued slot
+ * of its waiter's.  If that process died meanwhile, the next walk reaps
+ * the slot as it reaps any of its. */
+void
+pf_slot_give(struct pf_table *tab, struct pf_node *n, uint32_t owner)
+{
+  uint32_t me = pf_tab_att(tab)->me;
+  if (owner != me && AO_int_load(&n->owner) == me)
+    AO_int_store_release(&n->owner, owner);
+}
