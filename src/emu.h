@@ -135,18 +135,18 @@ pf_node_is_pi(const struct pf_node *n)
  * another process's, or the node was one its waiter had not adopted):
  * while MOVED, key_space PF_KEY_XDEST, the key's word the destination
  * table's `order` (0: the private table) and `seq` the destination
- * node's reference there.  Written before MOVED (release), read after it
- * (acquire), by the waiter only. */
+ * node's reference there.  Written after MOVED, under the lock of the
+ * node's bucket (a queued node's key is how a rebuild files it), the
+ * space last (release); read by the waiter only: the space first
+ * (acquire), else under that lock. */
 #define PF_KEY_XDEST 0x7fffffffu
-static inline void pf_node_setkey(struct pf_node *n, const struct pf_key *k);
 static inline void
 pf_node_publish_dest(struct pf_node *n, uint64_t order, pf_ref ref)
 {
-  struct pf_key k;
-  k.word = order;
-  k.space = PF_KEY_XDEST;
-  pf_node_setkey(n, &k);
+  n->key_lo = (uint32_t)order;
+  n->key_hi = (uint32_t)(order >> 32);
   n->seq = ref;
+  AO_int_store_release(&n->key_space, PF_KEY_XDEST);
 }
 /* A futex_waitv in a region (src/waitv.c): its parker is the waiter's
  * slot, on no queue, `pi` PF_VX_PARKER; member i's `pi` is PF_PI_VX | i << 21
@@ -800,6 +800,12 @@ int pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async)
 /* futex_waitv under emulation (src/waitv.c), raw arguments; the members
  * found woken so far, in all (tests). */
 extern volatile AO_t pf_vx_woken_total;
+/* Waiters moved across tables so far (src/requeue.c), named in their
+ * records and published in their nodes (tests: which path ran); and moved
+ * waits of this process that found their destination out of reach and
+ * ended as spurious wakeups (wait.c (M): only when a requeuer died or the
+ * table was closed; tests check it stays 0 otherwise). */
+extern volatile AO_t pf_xmove_named_total, pf_xmove_pub_total, pf_xmove_unreachable_total;
 long pf_emu_waitv(struct pfutex_waitv *w, unsigned int nr, unsigned int flags,
                   const struct timespec *timeout, int clockid);
 int pf_emu_wake(const struct pf_req *r);

@@ -18,6 +18,8 @@
  * node left for them. */
 #include "emu.h"
 
+volatile AO_t pf_xmove_named_total, pf_xmove_pub_total, pf_xmove_unreachable_total; /* emu.h */
+
 /* The nodes claimed in the target table for a cross-table move, chained
  * through their wake_next (a slot's reference) or their records' vx_next
  * (the private table: a lent record each).  slots: for waiters named in
@@ -170,9 +172,11 @@ pf_xmove_check_locked(struct pf_table *t1, uint32_t i1, const struct pf_key *k1,
  * i2), under both locks: the destination is published in w (wait.c (M)).
  * The order is the crash order: a requeuer killed at any point leaves w
  * queued (nothing done: the claimed slot is a dead process's), or w MOVED
- * naming a node that its waiter finds queued and its own, or not (then
- * its wait ends as a spurious wakeup, which futex(2) allows: never a
- * node counted by a wake that no waiter adopts).  1, or 0 when d has no
+ * naming no node or a node that its waiter finds queued and its own, or
+ * not (then its wait ends as a spurious wakeup, which futex(2) allows:
+ * never a node counted by a wake that no waiter adopts).  The waiter that
+ * finds w MOVED and nothing published yet waits for w's bucket lock, held
+ * until the requeue is done (or taken over from its dead holder).  1, or 0 when d has no
  * node left (never: the check claimed them). */
 static int
 pf_xmove_pub_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w, pf_ref ref,
@@ -217,11 +221,16 @@ pf_xmove_pub_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w
     n2->seq = t2->ops->next_seq(t2);
     n2->pushed = 1;                       /* on the queue: a rebuild links it */
   }
-  pf_node_publish_dest(w, t2->order, ref2);
   pf_queue_unlink_locked(t1, b1, w);
   w->linked = 0;
-  pf_node_uncount_locked(b1, w);
   AO_int_store_release(&w->state, PF_W_MOVED);
+  PF_CRASH("xmove_moved");
+  pf_node_uncount_locked(b1, w);          /* after MOVED: a requeuer killed before it
+                                             leaves w counted, so the next waker of
+                                             w's word takes the lock over and the
+                                             rebuild links w again */
+  pf_node_publish_dest(w, t2->order, ref2); /* after MOVED: while QUEUED, its key
+                                             is how a rebuild files it */
   PF_CRASH("xmove_published");
   AO_int_store(&n2->state, PF_W_QUEUED);
   AO_int_fetch_and_add_full(&b2->waiters, 1);
@@ -231,6 +240,7 @@ pf_xmove_pub_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w
   if (t2->slots)
     t2->ops->slot_give(t2, n2, o2);       /* its waiter's process's from here */
   PF_CRASH("xmove_given");
+  AO_fetch_and_add1(&pf_xmove_pub_total);
   if (fresh)
     pf_wake_list_add(tokens, t1, w, ref); /* an armed node: its token (an unadopted one
                                              has no park armed, and its waiter is on its
@@ -284,6 +294,7 @@ pf_xmove_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w, pf
   w->linked = 0;
   pf_node_uncount_locked(b1, w);
   (void)pf_waiter_move_locked(wt, t2, n2, ref2, rec);   /* gives back w if not adopted */
+  AO_fetch_and_add1(&pf_xmove_named_total);
   PF_CRASH("xmove_named");
   if (fresh) {                            /* after its new node is named: the waiter
                                              may see MOVED before any token (a slice) */

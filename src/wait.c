@@ -330,8 +330,19 @@ pf_waiter_dest_published(struct pf_waiter *w, struct pf_table **tp, struct pf_no
   struct pf_table *(*by_order)(uint64_t);
   uint64_t order;
   pf_ref ref;
-  if (AO_int_load(&old->key_space) != PF_KEY_XDEST)
-    return -ENOTRECOVERABLE;                /* MOVED with no node named: a scribble */
+  if (AO_int_load_acquire(&old->key_space) != PF_KEY_XDEST) {
+    /* not yet: its requeuer holds the bucket's lock until it is done (or
+     * died, and the lock is taken over): wait for it, then look again */
+    uint32_t i = AO_int_load(&old->bucket);
+    int ret;
+    if (i >= w->tab->nbuckets)
+      return 1;                             /* a scribble */
+    if ((ret = pf_bucket_lock(w->tab, i)) < 0)
+      return ret;
+    pf_bucket_unlock(w->tab, i);
+    if (AO_int_load_acquire(&old->key_space) != PF_KEY_XDEST)
+      return 1;                             /* its requeuer died first: nothing there */
+  }
   order = pf_node_keyword(old);
   ref = old->seq;
   *recp = NULL;
@@ -473,6 +484,7 @@ pf_waiter_adopt(struct pf_waiter *w)
       continue;                             /* there next (an unadopted node: no token) */
     if (ret == 3) {
       AO_int_store(&n2->state, PF_W_WAKING);
+      AO_fetch_and_add1(&pf_xmove_unreachable_total);
       ret = 1;
     }
     break;
@@ -480,6 +492,7 @@ pf_waiter_adopt(struct pf_waiter *w)
     /* The wait ends as woken (a spurious wakeup, which futex(2) allows):
      * nothing is queued for it, so no wake counts it. */
     AO_int_store(&old->state, PF_W_WAKING);
+    AO_fetch_and_add1(&pf_xmove_unreachable_total);
     ret = 1;
     break;
   }

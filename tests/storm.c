@@ -41,6 +41,11 @@
  *                  waiter by giving it a node of the other table, wait.c
  *                  (M)): a region's word and a word of private memory, a
  *                  region's and a MAP_SHARED mapping's, two regions'
+ *   tables-procs   mixed, on pairs of words of different shared tables
+ *                  (two regions', a region's and a MAP_SHARED mapping's,
+ *                  both ways), waiters and wakers in 3 forked processes as
+ *                  in region: a requeue moves other processes' waiters
+ *                  (their new node published in the node they leave)
  * Then: no call returned anything unexpected (scenario and call in a diag),
  * and under SA_RESTART no untimed wait returned EINTR (1 in 32 waits is
  * untimed, so the restart rule is seen).  The buckets are picked with the
@@ -97,7 +102,7 @@ enum {
   OP_ALL = 31
 };
 enum { SIGS_NONE, SIGS_RESTART, SIGS_INTR };
-enum { PAIRS_DEFAULT, PAIRS_SAME, PAIRS_TWO, PAIRS_REGION, PAIRS_TABLES };
+enum { PAIRS_DEFAULT, PAIRS_SAME, PAIRS_TWO, PAIRS_REGION, PAIRS_TABLES, PAIRS_XPROC };
 
 struct scen {
   const char *name;
@@ -119,6 +124,7 @@ static const struct scen scens[] = {
   { "shared", OP_ALL, 0, SIGS_NONE, PAIRS_DEFAULT },
   { "region", OP_ALL, 0, SIGS_NONE, PAIRS_REGION },
   { "tables", OP_ALL, 0, SIGS_NONE, PAIRS_TABLES },
+  { "tables-procs", OP_ALL, 0, SIGS_NONE, PAIRS_XPROC },
 };
 #define NSCENS ((int)(sizeof scens / sizeof scens[0]))
 
@@ -126,6 +132,8 @@ static const struct scen scens[] = {
 struct tot {
   unsigned long long waits, ret0, etimedout, eintr, eintr_untimed, eagain;
   unsigned long long wakes, counted, stop_counted, handler_calls, handler_counted, bad;
+  unsigned long long xnamed, xpub;  /* moved across tables (emu.h): named, published */
+  unsigned long long xunreach;      /* ... ended as spurious wakeups (none: nobody dies) */
   int bad_errno;
   char bad_what[96];
 };
@@ -495,6 +503,9 @@ add_tot(struct tot *sum, const struct tot *t)
   sum->stop_counted += t->stop_counted;
   sum->handler_calls += t->handler_calls;
   sum->handler_counted += t->handler_counted;
+  sum->xnamed += t->xnamed;
+  sum->xpub += t->xpub;
+  sum->xunreach += t->xunreach;
   if (t->bad) {
     sum->bad += t->bad;
     sum->bad_errno = t->bad_errno;
@@ -513,6 +524,11 @@ storm_run(uint64_t seed, int until_stop, struct tot *sum)
 #ifndef _WIN32
   pthread_t sig_th;
   uint64_t sig_seed = seed_of(seed, 99);
+#endif
+
+#ifdef PF_HAVE_EMU
+  AO_t xn0 = AO_load(&pf_xmove_named_total), xp0 = AO_load(&pf_xmove_pub_total);
+  AO_t xu0 = AO_load(&pf_xmove_unreachable_total);
 #endif
 
   memset(sum, 0, sizeof *sum);
@@ -589,6 +605,14 @@ storm_run(uint64_t seed, int until_stop, struct tot *sum)
   for (i = 0; i < S.nwakers; i++)
     add_tot(sum, &S.k[i].t);
   sum->counted += sum->stop_counted + sum->handler_counted;
+#ifdef PF_HAVE_EMU
+  sum->xnamed = AO_load(&pf_xmove_named_total) - xn0;
+  sum->xpub = AO_load(&pf_xmove_pub_total) - xp0;
+  sum->xunreach = AO_load(&pf_xmove_unreachable_total) - xu0;
+  if (sum->xunreach)
+    bad(sum, "a moved wait's new node out of reach (a spurious wakeup; nobody died)",
+        (long)sum->xunreach, 0);
+#endif
 }
 
 /* ---- The word pairs ------------------------------------------------------ */
@@ -697,6 +721,9 @@ report(const struct scen *sc, const struct tot *sum, double secs)
        sc->name, secs, sum->waits, sum->wakes, sum->counted, sum->stop_counted,
        sum->handler_counted, sum->ret0, lost, sum->etimedout, sum->eintr,
        sum->eintr_untimed, sum->eagain, sum->handler_calls, sum->bad);
+  if (sum->xnamed || sum->xpub)
+    diag("%s: waiters moved across tables: %llu named in their records, %llu published in"
+         " their nodes", sc->name, sum->xnamed, sum->xpub);
   if (sum->bad)
     diag("%s: %llu unexpected results, the last: %s, errno %s", sc->name, sum->bad,
          sum->bad_what, pft_errname(sum->bad_errno));
@@ -793,8 +820,8 @@ static void
 scen_region(const struct scen *sc, uint64_t seed)
 {
   struct rctl *C = ru_shared_alloc(sizeof *C);
-  pfutex_region_t *rg = pfutex_region_anon(4096);
-  uint32_t *base;
+  pfutex_region_t *rg = pfutex_region_anon(4096), *rg2 = NULL;
+  uint32_t *base, *base2 = NULL, *shm = NULL;
   pid_t pid[SW_RPROCS];
   struct tot sum;
   long long t0;
@@ -810,11 +837,26 @@ scen_region(const struct scen *sc, uint64_t seed)
   S.gout = &C->out;
   S.gtotal = SW_RPROCS * SW_RWAITERS;
   S.idle = &base[512];
-  S.pair[0][0] = &base[0], S.pair[0][1] = &base[16];
-  S.npairs = 1;
-  diag("%s: seed %llu (process k: that + k), %d processes x %d waiters and %d waker(s),"
-       " words at region offsets 0 and 64", sc->name, (unsigned long long)seed, SW_RPROCS,
-       SW_RWAITERS, SW_RWAKERS);
+  if (sc->pairs == PAIRS_XPROC) {
+    if (!(rg2 = pfutex_region_anon(4096)))
+      sysbail("pfutex_region_anon");
+    base2 = pfutex_region_addr(rg2);
+    shm = ru_shared_alloc(4096);
+    S.pair[0][0] = &base[0], S.pair[0][1] = &base2[0];
+    S.pair[1][0] = &base[16], S.pair[1][1] = &shm[0];
+    S.pair[2][0] = &shm[16], S.pair[2][1] = &base2[16];
+    S.npairs = 3;
+    diag("%s: seed %llu (process k: that + k), %d processes x %d waiters and %d waker(s),"
+         " pairs: two regions', a region's and a MAP_SHARED mapping's, that mapping's and"
+         " the second region's", sc->name, (unsigned long long)seed, SW_RPROCS, SW_RWAITERS,
+         SW_RWAKERS);
+  } else {
+    S.pair[0][0] = &base[0], S.pair[0][1] = &base[16];
+    S.npairs = 1;
+    diag("%s: seed %llu (process k: that + k), %d processes x %d waiters and %d waker(s),"
+         " words at region offsets 0 and 64", sc->name, (unsigned long long)seed, SW_RPROCS,
+         SW_RWAITERS, SW_RWAKERS);
+  }
   t0 = pft_now_ns();
   fflush(stdout);
   for (i = 0; i < SW_RPROCS; i++) {
@@ -853,6 +895,10 @@ scen_region(const struct scen *sc, uint64_t seed)
     bad(&sum, "a region process's exit status", failed, 0);
   report(sc, &sum, (double)(pft_now_ns() - t0) / 1e9);
   pfutex_region_close(rg);
+  if (rg2)
+    pfutex_region_close(rg2);
+  if (shm)
+    munmap(shm, 4096);
   munmap(C, sizeof *C);
 }
 #endif
@@ -898,18 +944,18 @@ main(void)
       continue;
     }
 #ifdef _WIN32
-    if (sc->sigs != SIGS_NONE || sc->pairs == PAIRS_REGION || sc->pairs == PAIRS_TABLES) {
+    if (sc->sigs != SIGS_NONE || sc->pairs >= PAIRS_REGION) {
       skip("%s: Windows: no signals or fork(), no shared ops on a mapping", sc->name);
       continue;
     }
 #else
 # ifdef PFT_TSAN
-    if (sc->sigs != SIGS_NONE || sc->pairs == PAIRS_REGION) {
+    if (sc->sigs != SIGS_NONE || sc->pairs == PAIRS_REGION || sc->pairs == PAIRS_XPROC) {
       skip("%s: ThreadSanitizer (signal deferral, fork)", sc->name);
       continue;
     }
 # endif
-    if (sc->pairs == PAIRS_REGION) {
+    if (sc->pairs == PAIRS_REGION || sc->pairs == PAIRS_XPROC) {
       scen_region(sc, s);
       continue;
     }

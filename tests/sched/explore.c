@@ -113,7 +113,7 @@ struct scenario {
   int nth;
   int sig[SCHED_MAXT];                  /* may be signalled (once per schedule) */
   int dfs;                              /* small enough for the exhaustive search */
-  struct op ops[SCHED_MAXT][6];
+  struct op ops[SCHED_MAXT][8];
   /* Region scenarios: the words are in an anonymous region, the ops shared
    * (no PFUTEX_PRIVATE), thread t runs in process proc[t] (one process per
    * thread here), and the scheduler may kill the process of a thread with
@@ -319,6 +319,40 @@ static const struct scenario scenarios[] = {
   { "xp:timedwait/cmp_requeue C->A/wake1 A", 3, { 0 }, 1,
     { { TWAIT(W_C), END }, { SET(W_C, 1), CMPREQ(W_C, 1, W_A, 0, 1), END }, { WAKE(W_A, 1), END } },
     XRG(3, 0, 0, 0) },
+  /* "x2o:": the waiter another process's, so its new node is published
+   * in the node it leaves (src/requeue.c): found among its own tables,
+   * a slot queued as the requeuer's and given to it.  Moved again before
+   * it adopted (by the same requeuer or a third process), moved in one
+   * requeue with a waiter of the requeuer's own (named in its record),
+   * and the requeuer killed at any of its points (the waiter stays, is
+   * moved, or ends with a spurious wakeup: never a node counted that
+   * nobody adopts). */
+  { "x2o:timedwait/cmp_requeue A->B,wake B", 2, { 0 }, 1,
+    { { TWAIT(W_A), END }, { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 0, 1), SET(W_B, 1), WAKEALL(W_B), END } },
+    XRG(2, 1, 0) },
+  { "x2o:wait/requeue A->B->A,wake A", 2, { 0 }, 1,
+    { { WAIT(W_A), END },
+      { SET(W_A, 1), REQUEUE(W_A, W_B, 0, 1), REQUEUE(W_B, W_A, 0, 1), WAKEALL(W_A), END } },
+    XRG(2, 1, 0) },
+  { "x2o:timedwait/cmp_requeue A->B/wake1 B", 3, { 0 }, 1,
+    { { TWAIT(W_A), END }, { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 0, 1), END }, { WAKE(W_B, 1), END } },
+    XRG(2, 1, 0, 2) },
+  { "x2o:timedwait/requeue A->B/requeue B->A/wake1 A,wake1 B", 4, { 0 }, 0,
+    { { TWAIT(W_A), END }, { REQUEUE(W_A, W_B, 0, 1), END }, { REQUEUE(W_B, W_A, 0, 1), END },
+      { WAKE(W_A, 1), WAKE(W_B, 1), END } }, XRG(2, 1, 0, 2, 0) },
+  { "x2o:timedwait,timedwait/requeue A->B/requeue1+1 B->A", 4, { 0 }, 0,
+    { { TWAIT(W_A), END }, { TWAIT(W_A), END }, { REQUEUE(W_A, W_B, 0, 2), END },
+      { REQUEUE(W_B, W_A, 1, 1), WAKE(W_A, 1), END } }, XRG(2, 1, 0, 0, 0) },
+  { "x2o:wait/requeue A->B+dies,wake A,wake B", 3, { 0 }, 1,
+    { { WAIT(W_A), END }, { REQUEUE(W_A, W_B, 0, 1), END },
+      { SET(W_A, 1), WAKEALL(W_A), SET(W_B, 1), WAKEALL(W_B), END } },
+    2, { 1, 0, 2 }, { 0, 1, 0 } },
+  /* (compare-requeues: a move onto a word after its last wake would
+   * leave the waiter asleep there, as on Linux) */
+  { "x2o:wait/cmp_requeue A->B->D+dies,wake A,wake B,wake D", 3, { 0 }, 1,
+    { { WAIT(W_A), END }, { CMPREQ(W_A, 0, W_B, 0, 1), CMPREQ(W_B, 0, W_D, 0, 1), END },
+      { SET(W_A, 1), WAKEALL(W_A), SET(W_B, 1), WAKEALL(W_B), SET(W_D, 1), WAKEALL(W_D), END } },
+    2, { 1, 0, 2 }, { 0, 1, 0 } },
 };
 #define NFIXED (int)(sizeof scenarios / sizeof scenarios[0])
 
@@ -434,6 +468,8 @@ static struct timespec far;             /* a deadline no run reaches: time is vi
  * and what each is in the middle of (a killed thread's last op). */
 struct counts {
   long claims[SCHED_MAXT], zeros[SCHED_MAXT];
+  long unreachable[SCHED_MAXT];         /* moved waits ended as spurious wakeups (emu.h
+                                           pf_xmove_unreachable_total): only after a death */
   int in_op[SCHED_MAXT];                /* OP_* in progress, or OP_END */
   int in_nr[SCHED_MAXT];                /* a wake in progress: at most this many */
   uint32_t lockid[SCHED_MAXP];          /* each process's region lock id */
@@ -604,6 +640,9 @@ check_none_left(int me, int w, uint32_t mask)
     if (!n->linked && n->bucket < tab->nbuckets
         && *(const volatile unsigned int *)&tab->buckets[n->bucket].lock != 0)
       continue;
+    if (tab->slots && (n < tab->slots || n >= tab->slots + tab->nslots))
+      continue;                         /* another table's node (two regions: the same
+                                           offset is the same key word there) */
     if (*(const volatile uint32_t *)&n->state == PF_W_QUEUED
         && pf_node_keyword(n) == k.word && n->key_space == k.space && (n->bitset & mask))
       sched_fail("T%d: lost wakeup: T%d still queued asleep on word %c after a wake of all its waiters",
@@ -659,6 +698,12 @@ body(int me)
     struct timespec dl;
     cnt->in_op[me] = o->kind;
     cnt->in_nr[me] = o->nr + (o->kind == OP_WAKE_OP ? o->nr2 : 0);
+    /* a requeue between two regions killed after it published a moved
+     * waiter's destination, before it queued or gave it: that waiter's
+     * wait ends as a spurious wakeup (wait.c (M); futex(2) allows them),
+     * at most nr2 of them */
+    if (sc->region == 2 && (o->kind == OP_REQUEUE || o->kind == OP_CMP_REQUEUE))
+      cnt->in_nr[me] += o->nr2;
     if (cnt->in_nr[me] > SCHED_MAXT || cnt->in_nr[me] < 0)
       cnt->in_nr[me] = SCHED_MAXT;
     switch (o->kind) {
@@ -668,8 +713,12 @@ body(int me)
     case OP_WAIT:
       sig0 = sched_signaled(me);
       timed_deadline(&dl);
-      r = pfutex_wait(w, o->val, mask, flags, o->timed ? &dl : NULL, PFUTEX_CLOCK_MONOTONIC);
-      e = r < 0 ? errno : 0;
+      {
+        long u0 = (long)AO_load(&pf_xmove_unreachable_total);
+        r = pfutex_wait(w, o->val, mask, flags, o->timed ? &dl : NULL, PFUTEX_CLOCK_MONOTONIC);
+        e = r < 0 ? errno : 0;
+        cnt->unreachable[me] += (long)AO_load(&pf_xmove_unreachable_total) - u0;
+      }
       if (!is_wait_result(e, o->timed, sched_signaled(me) && !sig0))
         sched_fail("T%d: wait on %c returned %s", me, 'A' + o->w, pft_errname(e));
       cnt->zeros[me] += e == 0;
@@ -919,6 +968,10 @@ check_end_region(void)
     zeros += cnt->zeros[t];
   }
   d = zeros - claims;
+  for (t = 0; t < sc->nth; t++)
+    if (cnt->unreachable[t] && (v < 0 || v >= sc->nth))
+      sched_fail("T%d: a moved wait found its new node out of reach (a spurious wakeup) with"
+                 " nobody killed", t);
   if (v >= 0 && v < sc->nth) {
     switch (cnt->in_op[v]) {
     case OP_WAIT:
@@ -1079,6 +1132,10 @@ run_one(const struct scenario *s)
         if (s->proc[t] + 1 > nproc)
           nproc = s->proc[t] + 1;
       pick_region_words();
+      /* a region wait opens the shared table first (src/region/shared.c,
+       * under a mutex the scheduler does not control): opened here, its
+       * first wait's open is nothing */
+      pf_shared_prepare();
       flags = PFUTEX_SHARED;
       if (!rgn || !sched_run_procs(s->nth, s->proc, nproc, body, s->kill, proc_init, NULL, on_death))
         _exit(1);
