@@ -158,11 +158,23 @@
  * pair: a sequence count) without a lock, locks that node's bucket and
  * reads it again there, where every renaming of that node is done.  The
  * requeuer finds a slot's waiter by the private reference the slot holds
- * in `waker` while it is queued.  Only
- * waiters of the calling process move this way (their records are
- * reachable; another process's waiter may not map the target table at
- * all): a requeue that would move another process's waiter, or a
- * futex_waitv member, across tables answers EINVAL with nothing done.
+ * in `waker` while it is queued.
+ * Another process's waiter (its record out of reach), or a node whose
+ * waiter is not named for it (one published, below, not adopted yet),
+ * finds its new node published in the node it leaves instead: after
+ * MOVED, the target table's order and the node's reference, key space
+ * PF_KEY_XDEST (src/requeue.c pf_xmove_pub_locked).  The waiter finds
+ * that table among its own by its order (a wait begun on it), locks the
+ * node's bucket, checks the node is its own (its process's slot, queued
+ * for its wait) and adopts it as above; a published node moved on again
+ * is MOVED with a publication of its own, which the waiter follows.
+ * Published nothing yet: it waits for the old node's bucket lock (the
+ * requeuer holds it until done) and looks again.  A destination out of
+ * reach (its requeuer was killed half way, or this process closed that
+ * table) ends the wait as a spurious wakeup: nothing queued for it is
+ * left for a wake to count.  A futex_waitv member, or another process's
+ * waiter to a table that process has no entry in, is not moved: EINVAL
+ * with nothing done.
  */
 #include "emu.h"
 #include "os.h"
