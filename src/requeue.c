@@ -105,6 +105,8 @@ pf_xdest_claim_pub(struct pf_table *t1, struct pf_node *w, pf_ref ref, struct pf
       return -ENOMEM;
     n2 = pf_node_get(t2, r2);
     n2->waker = o2;
+    n2->seq = ref;                        /* whose it is (a waiter reaped meanwhile
+                                             is skipped by the move: so is its slot) */
     n2->wake_next = 0;
     if (d->xtail)
       pf_node_get(t2, d->xtail)->wake_next = r2;
@@ -190,13 +192,18 @@ pf_xmove_pub_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w
   uint32_t o2 = 0, lref;
   int fresh = w->pi != PF_PI_ADOPT;
   if (t2->slots) {
-    ref2 = d->xhead;
-    if (!(n2 = pf_node_get(t2, ref2)))
-      return 0;
-    d->xhead = n2->wake_next;
-    if (!d->xhead)
-      d->xtail = 0;
-    n2->wake_next = 0;
+    for (;;) {
+      ref2 = d->xhead;
+      if (!(n2 = pf_node_get(t2, ref2)))
+        return 0;
+      d->xhead = n2->wake_next;
+      if (!d->xhead)
+        d->xtail = 0;
+      n2->wake_next = 0;
+      if (n2->seq == ref)
+        break;
+      t2->ops->slot_release(t2, n2);      /* claimed for a waiter since reaped */
+    }
     o2 = n2->waker;
   } else {
     struct pf_waiter *own = pf_waiter_own(t1, w, ref);
