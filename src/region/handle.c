@@ -24,6 +24,34 @@ pthread_mutex_t pf_regions_lock = PTHREAD_MUTEX_INITIALIZER;
 
 struct pf_rgn_att *pf_atts;          /* pf_regions_lock */
 
+/* The registry's lock, taken with every signal blocked: a wait may look a
+ * table up under it (pf_region_table_by_order, wait.c (M)), and a wait may
+ * run in a signal handler, which must never find its own thread holding
+ * it.  (Windows: no signals.) */
+#ifdef _WIN32
+typedef int pf_regions_sigs;
+# define pf_regions_lock_all(old) ((void)(old), pthread_mutex_lock(&pf_regions_lock))
+# define pf_regions_unlock_all(old) ((void)(old), pthread_mutex_unlock(&pf_regions_lock))
+#else
+#include <signal.h>
+typedef sigset_t pf_regions_sigs;
+static void
+pf_regions_lock_all(sigset_t *old)
+{
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, old);
+  pthread_mutex_lock(&pf_regions_lock);
+}
+
+static void
+pf_regions_unlock_all(const sigset_t *old)
+{
+  pthread_mutex_unlock(&pf_regions_lock);
+  pthread_sigmask(SIG_SETMASK, old, NULL);
+}
+#endif
+
 #ifdef PF_HAVE_EMU
 /* Waits of this process in progress on an attachment's words: a close of
  * its last handle meanwhile is EBUSY. */
@@ -174,20 +202,22 @@ pf_fd_dispose_locked(int fd)
 void
 pf_fd_dispose(int fd)
 {
-  pthread_mutex_lock(&pf_regions_lock);
+  pf_regions_sigs sigs;
+  pf_regions_lock_all(&sigs);
   pf_fd_dispose_locked(fd);
-  pthread_mutex_unlock(&pf_regions_lock);
+  pf_regions_unlock_all(&sigs);
 }
 
 /* A handle for the mapping map (whole region, or an attach table). */
 struct pf_region *
 pf_region_new(void *map, size_t map_len, const struct pf_geom *g, int kind)
 {
+  pf_regions_sigs sigs;
   struct pf_region *rg;
-  pthread_mutex_lock(&pf_regions_lock);
+  pf_regions_lock_all(&sigs);
   if ((rg = pf_region_free_list) != NULL)
     pf_region_free_list = rg->next_free;
-  pthread_mutex_unlock(&pf_regions_lock);
+  pf_regions_unlock_all(&sigs);
   if (!rg && !(rg = calloc(1, sizeof *rg)))
     return NULL;
   memset(rg, 0, sizeof *rg);
@@ -208,10 +238,11 @@ pf_region_new(void *map, size_t map_len, const struct pf_geom *g, int kind)
 void
 pf_region_free(struct pf_region *rg)
 {
-  pthread_mutex_lock(&pf_regions_lock);
+  pf_regions_sigs sigs;
+  pf_regions_lock_all(&sigs);
   rg->next_free = pf_region_free_list;
   pf_region_free_list = rg;
-  pthread_mutex_unlock(&pf_regions_lock);
+  pf_regions_unlock_all(&sigs);
 }
 
 /* A fresh attachment to the region mapped at map (pf_regions_lock held):
@@ -302,6 +333,7 @@ int
 pf_region_register(struct pf_region *rg, int fd, const char *name, mode_t mode,
                    const struct pf_geom *g)
 {
+  pf_regions_sigs sigs;
   char id[80];
   struct pf_rgn_att *a;
   int i, ret;
@@ -311,7 +343,7 @@ pf_region_register(struct pf_region *rg, int fd, const char *name, mode_t mode,
   pf_table_by_order = pf_region_table_by_order;
 #endif
   pf_object_id(fd, name, id, sizeof id);
-  pthread_mutex_lock(&pf_regions_lock);
+  pf_regions_lock_all(&sigs);
   {
     int user = 0, free_at = -1;
     rg->internal = pf_shared_opening();
@@ -325,19 +357,19 @@ pf_region_register(struct pf_region *rg, int fd, const char *name, mode_t mode,
   }
   if (i == PF_REGIONS_MAX) {
     pf_fd_dispose_locked(fd);
-    pthread_mutex_unlock(&pf_regions_lock);
+    pf_regions_unlock_all(&sigs);
     return -EMFILE;
   }
   if ((a = pf_att_find(id)) != NULL) {
     pf_fd_dispose_locked(fd);
     if ((a->me == 0 || a->pid != (int)getpid()) && (ret = pf_att_proc_claim(a)) < 0) {
-      pthread_mutex_unlock(&pf_regions_lock);
+      pf_regions_unlock_all(&sigs);
       return ret;                           /* still no entry for this process */
     }
   } else {
     if (!(a = pf_att_new(id, fd, name, mode, rg->map, rg->map_len, g, &ret))) {
       pf_fd_dispose_locked(fd);
-      pthread_mutex_unlock(&pf_regions_lock);
+      pf_regions_unlock_all(&sigs);
       return ret;
     }
     if ((ret = pf_att_proc_claim(a)) < 0) {
@@ -346,7 +378,7 @@ pf_region_register(struct pf_region *rg, int fd, const char *name, mode_t mode,
       a->fd = a->live_fd = -1;
       if (fd >= 0)
         close(fd);
-      pthread_mutex_unlock(&pf_regions_lock);
+      pf_regions_unlock_all(&sigs);
       return ret;
     }
   }
@@ -357,7 +389,7 @@ pf_region_register(struct pf_region *rg, int fd, const char *name, mode_t mode,
   AO_store_release(&pf_regions[i], (AO_t)rg);
   if ((AO_t)i >= AO_load(&pf_regions_n))
     AO_store_release(&pf_regions_n, (AO_t)i + 1);
-  pthread_mutex_unlock(&pf_regions_lock);
+  pf_regions_unlock_all(&sigs);
   return 0;
 }
 
@@ -370,17 +402,18 @@ pf_region_register(struct pf_region *rg, int fd, const char *name, mode_t mode,
 int
 pf_region_unregister(struct pf_region *r)
 {
+  pf_regions_sigs sigs;
   struct pf_rgn_att *a;
   int i;
-  pthread_mutex_lock(&pf_regions_lock);
+  pf_regions_lock_all(&sigs);
   if (!r || r->slot < 0 || r->slot >= PF_REGIONS_MAX
       || AO_load(&pf_regions[r->slot]) != (AO_t)r) {
-    pthread_mutex_unlock(&pf_regions_lock);
+    pf_regions_unlock_all(&sigs);
     return -EINVAL;
   }
   a = r->att;
   if (a->refs == 1 && AO_load(&a->waits) != 0) {
-    pthread_mutex_unlock(&pf_regions_lock);
+    pf_regions_unlock_all(&sigs);
     return -EBUSY;
   }
   AO_store_release(&pf_regions[r->slot], 0);
@@ -410,6 +443,6 @@ pf_region_unregister(struct pf_region *r)
   }
   r->next_free = pf_region_free_list;
   pf_region_free_list = r;
-  pthread_mutex_unlock(&pf_regions_lock);
+  pf_regions_unlock_all(&sigs);
   return 0;
 }
