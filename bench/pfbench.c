@@ -14,7 +14,9 @@
  *              -x, -X: A and B in a region, a MAP_SHARED mapping (shared
  *              ops); -2: A in one region, B in another (under emulation a
  *              move across two tables: a node of B's table per waiter, which
- *              the waiter, woken for it, takes over)
+ *              the waiter, woken for it, takes over); -p (with -x, -X or
+ *              -2): the waiters are threads of a second process (forked),
+ *              so a move across tables is another process's waiters'
  *   wake-parallel  -n N waiters on one word, -w W waker threads each
  *              waking N/W of them with one call, started together; median
  *              over rounds of the wakers' mean latency, microseconds
@@ -112,6 +114,7 @@
 static int opt_threads = -1, opt_n = -1, opt_futexes = 1024, opt_ms = 200;
 static int opt_w = -1, opt_runs = 10, opt_perf, opt_mux, opt_spin, opt_region;
 static int opt_two;            /* -2 (waitv-pp): the odd words in a second region */
+static int opt_procs;          /* -p (requeue, wake): the waiters in a forked process */
 /* -x: shared ops on region words; else private ops on private memory. */
 static unsigned int op_flags = PFUTEX_PRIVATE;
 static int op_wait = FUTEX_WAIT_PRIVATE, op_wake = FUTEX_WAKE_PRIVATE;
@@ -284,9 +287,17 @@ run_spin(const char *workload)
 static uint32_t pword_a, pword_b, pword_probe;
 static uint32_t *word_a = &pword_a, *word_b = &pword_b, *word_probe = &pword_probe;
 static unsigned int blk_flags = PRIV;
-static unsigned done_count;
-static int stop_flag;
-static pthread_barrier_t round_barrier;
+/* The rounds' shared state: here, or (-p) in memory shared with the
+ * waiters' process (the barrier process-shared). */
+struct blk_sync {
+  unsigned done_count;
+  int stop_flag;
+  pthread_barrier_t round_barrier;
+};
+static struct blk_sync blk_local, *blk = &blk_local;
+#define done_count (blk->done_count)
+#define stop_flag (blk->stop_flag)
+#define round_barrier (blk->round_barrier)
 
 static void *
 block_waiter(void *arg)
@@ -339,9 +350,35 @@ run_block(int requeue)
   }
   pthread_t *tids = calloc(N, sizeof *tids);
   double *times = malloc(cap * sizeof *times), end;
-  pthread_barrier_init(&round_barrier, NULL, N + 1);
-  for (i = 0; i < N; i++)
-    spawn(&tids[i], block_waiter, NULL);
+  pid_t kid = -1;
+  if (opt_procs) {
+    pthread_barrierattr_t ba;
+    if (!opt_region) {
+      fprintf(stderr, "pfbench: -p needs shared words (-x, -X or -2)\n");
+      exit(2);
+    }
+    blk = mmap(NULL, sizeof *blk, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (blk == MAP_FAILED)
+      die("mmap");
+    memset(blk, 0, sizeof *blk);
+    pthread_barrierattr_init(&ba);
+    pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
+    pthread_barrier_init(&round_barrier, &ba, N + 1);
+    fflush(stdout);
+    if ((kid = fork()) < 0)
+      die("fork");
+    if (kid == 0) {                     /* the waiters' process */
+      for (i = 0; i < N; i++)
+        spawn(&tids[i], block_waiter, NULL);
+      for (i = 0; i < N; i++)
+        pthread_join(tids[i], NULL);
+      _exit(0);
+    }
+  } else {
+    pthread_barrier_init(&round_barrier, NULL, N + 1);
+    for (i = 0; i < N; i++)
+      spawn(&tids[i], block_waiter, NULL);
+  }
   end = now() + opt_ms / 1000.0;
   do {
     double t0, t1;
@@ -382,15 +419,21 @@ run_block(int requeue)
   } while (rounds < cap && (rounds < 3 || now() < end) && discarded < 1000);
   __atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
   pthread_barrier_wait(&round_barrier);
-  for (i = 0; i < N; i++)
-    pthread_join(tids[i], NULL);
+  if (kid > 0) {
+    int st;
+    while (waitpid(kid, &st, 0) < 0 && errno == EINTR)
+      ;
+  } else {
+    for (i = 0; i < N; i++)
+      pthread_join(tids[i], NULL);
+  }
   if (rounds == 0) {
     fprintf(stderr, "pfbench: every round was discarded\n");
     exit(2);
   }
-  printf("workload=%s backend=%s n=%d words=%s rounds=%d discarded=%d value=%.2f unit=us\n",
-         requeue ? "requeue" : "wake", backend_name, N, words_kind(), rounds, discarded,
-         median(times, rounds));
+  printf("workload=%s backend=%s n=%d words=%s%s rounds=%d discarded=%d value=%.2f unit=us\n",
+         requeue ? "requeue" : "wake", backend_name, N, words_kind(),
+         opt_procs ? "-other-process" : "", rounds, discarded, median(times, rounds));
 }
 
 /* ---- wake-parallel: W wakers, each one call for N/W waiters ----------- */
@@ -1270,7 +1313,7 @@ usage(void)
                   "       pfbench hash|wake-none|wake|wake-parallel|requeue|pp|cond-perf|\n"
                   "               pi-uncontended|pi-handoff|waitv-mismatch|waitv-pp\n"
                   "               [-t T] [-n N] [-w W] [-f F] [-v wakeall|requeue|glibc]\n"
-                  "               [-a same|split] [-s] [-x|-X|-2] [-d MS] [-m] [-P [-r R]]\n");
+                  "               [-a same|split] [-s] [-x|-X|-2] [-p] [-d MS] [-m] [-P [-r R]]\n");
   exit(2);
 }
 
@@ -1289,8 +1332,9 @@ main(int argc, char **argv)
   }
   wl = argv[1];
   optind = 2;
-  while ((c = getopt(argc, argv, "t:n:w:f:v:d:r:a:smPxX2")) != -1) {
+  while ((c = getopt(argc, argv, "t:n:w:f:v:d:r:a:smPxX2p")) != -1) {
     switch (c) {
+    case 'p': opt_procs = 1; break;
     case 'w': opt_w = atoi(optarg); break;
     case 'r': opt_runs = atoi(optarg); break;
     case 'm': opt_mux = 1; break;

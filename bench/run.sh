@@ -84,7 +84,8 @@ waitv-pp|-n 64 -a split
 waitv-pp|-a same -x
 waitv-pp|-a same -2
 requeue|-n 64 -x
-requeue|-n 64 -2"
+requeue|-n 64 -2
+requeue|-n 64 -2 -p"
 else
   CONFIGS=$SHORT
 fi
