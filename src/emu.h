@@ -43,9 +43,9 @@ struct pf_os_objid;
 int pf_shared_key(const struct pf_os_objid *id, struct pf_key *k, struct pf_table **tab);
 /* Its region's name, for this user and port (tests remove it). */
 int pf_shared_name(char *buf, size_t len);
-/* Open the shared table if this process has not tried yet (a wait on a
- * region's word: src/region/shared.c): its waiters can then be moved to
- * a shared mapping's word by another process's requeue. */
+/* Open the shared table if this process has not tried yet (the region
+ * layer, as it opens a region: src/region/shared.c): its waiters can then
+ * be moved to a shared mapping's word by another process's requeue. */
 void pf_shared_prepare(void);
 
 static inline int

@@ -832,7 +832,5 @@ pf_emu_wait(const struct pf_req *r)
   /* a WAIT_REQUEUE_PI waiter never goes to the OS's futex (ENOSYS there) */
   if ((ret = r->pi ? pf_key_object(r->uaddr, &key, &tab) : pf_key_object_os(r->uaddr, &key, &tab)) < 0)
     return ret == -PF_EOSFUTEX ? pf_emu_os_futex(PF_OSF_WAIT, r) : ret;
-  if (PF_UNLIKELY(key.space == PF_KEY_REGION))
-    pf_shared_prepare();        /* (M) movable to a shared mapping's word too */
   return pf_emu_wait_queued(r, tab, key);
 }

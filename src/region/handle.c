@@ -390,6 +390,16 @@ pf_region_register(struct pf_region *rg, int fd, const char *name, mode_t mode,
   if ((AO_t)i >= AO_load(&pf_regions_n))
     AO_store_release(&pf_regions_n, (AO_t)i + 1);
   pf_regions_unlock_all(&sigs);
+#ifdef PF_HAVE_EMU
+  /* Under emulation a process with a region open has the user's shared
+   * table open too (best effort), so that another process's requeue can
+   * move its waiters to a MAP_SHARED mapping's word (src/requeue.c): a
+   * waiter moves only to a table its process has an entry in.  Here, not
+   * at its first wait: that wait would otherwise sleep in the open before
+   * it queues. */
+  if (!rg->internal && pf_emu_port)
+    pf_shared_prepare();
+#endif
   return 0;
 }
 

@@ -206,10 +206,10 @@ pf_shared_key(const struct pf_os_objid *id, struct pf_key *k, struct pf_table **
   return 0;
 }
 
-/* emu.h: a process's first wait on a region's word opens the shared table
- * too (once, best effort), so that a requeue by another process can move
- * the waiter to a shared mapping's word: a waiter moves only to a table
- * its process has an entry in (src/requeue.c). */
+/* emu.h: a process that opens a region opens the shared table too (once,
+ * best effort: src/region/handle.c), so that a requeue by another process
+ * can move its waiters to a shared mapping's word: a waiter moves only to
+ * a table its process has an entry in (src/requeue.c). */
 static volatile int pf_shared_tried;
 
 void
