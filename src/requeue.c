@@ -57,6 +57,19 @@ pf_xdest_free(struct pf_xdest *d)
   }
 }
 
+/* A record lent from the pool for a node of this process's table: 0, or
+ * -ENOMEM. */
+static int
+pf_xdest_lend(struct pf_xdest *d)
+{
+  struct pf_thread *t = pf_record_lend();
+  if (!t)
+    return -ENOMEM;
+  t->vx_next = d->recs;
+  d->recs = t;
+  return 0;
+}
+
 /* n nodes of d->tab for this process, under the buckets' locks (so no
  * scavenge of dead processes' slots: it takes bucket locks): 0, -ENOMEM. */
 static int
@@ -70,12 +83,8 @@ pf_xdest_claim(struct pf_xdest *d, int n)
       d->tab->ops->wait_begin(d->tab);     /* the wait it is for: a close is EBUSY */
       pf_node_get(d->tab, ref)->wake_next = d->slots;
       d->slots = ref;
-    } else {
-      struct pf_thread *t = pf_record_lend();
-      if (!t)
-        return -ENOMEM;
-      t->vx_next = d->recs;
-      d->recs = t;
+    } else if (pf_xdest_lend(d) < 0) {
+      return -ENOMEM;
     }
   }
   return 0;
@@ -117,14 +126,7 @@ pf_xdest_claim_pub(struct pf_table *t1, struct pf_node *w, pf_ref ref, struct pf
   }
   if (!own)
     return -EINVAL;                       /* it cannot queue in this process's memory */
-  {
-    struct pf_thread *t = pf_record_lend();
-    if (!t)
-      return -ENOMEM;
-    t->vx_next = d->recs;
-    d->recs = t;
-  }
-  return 0;
+  return pf_xdest_lend(d);
 }
 
 /* Under both locks, after the drain: which waiters the requeue would move

@@ -85,44 +85,17 @@ word(int k, int i)
   return base[k] + 16 * i;
 }
 
-/* Fork child i waiting on *u (shared WAIT_BITSET of `bitset`, or every
- * bit, value 0); return once it sleeps. */
+/* Fork child i waiting on *u (value 0), shared: untimed WAIT_BITSET of
+ * `bitset` (0: every bit), or with timeout_ms FUTEX_WAIT with that
+ * relative timeout; return once it sleeps. */
 static void
-kid_start(int i, uint32_t *u, uint32_t bitset)
+kid_start_timed(int i, uint32_t *u, uint32_t bitset, long timeout_ms)
 {
   struct kid *k = &K[i];
   pid_t pid;
   memset(k, 0, sizeof *k);
   k->uaddr = u;
   k->bitset = bitset ? bitset : PFUTEX_BITSET_MATCH_ANY;
-  k->ret = -2;
-  fflush(stdout);
-  if ((pid = fork()) < 0)
-    sysbail("fork");
-  if (pid == 0) {
-    ru_child_alarm(30);
-    __atomic_store_n(&k->started, 1, __ATOMIC_SEQ_CST);
-    errno = 0;
-    k->unreach = UNREACHABLE();
-    k->ret = pfutex(u, FUTEX_WAIT_BITSET, 0, NULL, NULL, k->bitset);
-    k->err = errno;
-    k->unreach = UNREACHABLE() - k->unreach;
-    __atomic_store_n(&k->done, 1, __ATOMIC_SEQ_CST);
-    _exit(0);
-  }
-  k->pid = pid;
-  if (ru_wait_asleep(pid, pid, &k->started, &k->done) != 0)
-    diag("child %d did not go to sleep (ret %ld, errno %s)", i, k->ret, pft_errname(k->err));
-}
-
-/* A timed child: FUTEX_WAIT with a relative timeout. */
-static void
-kid_start_timed(int i, uint32_t *u, long timeout_ms)
-{
-  struct kid *k = &K[i];
-  pid_t pid;
-  memset(k, 0, sizeof *k);
-  k->uaddr = u;
   k->ret = -2;
   fflush(stdout);
   if ((pid = fork()) < 0)
@@ -135,7 +108,10 @@ kid_start_timed(int i, uint32_t *u, long timeout_ms)
     __atomic_store_n(&k->started, 1, __ATOMIC_SEQ_CST);
     errno = 0;
     k->unreach = UNREACHABLE();
-    k->ret = pfutex(u, FUTEX_WAIT, 0, &ts, NULL, 0);
+    if (timeout_ms > 0)
+      k->ret = pfutex(u, FUTEX_WAIT, 0, &ts, NULL, 0);
+    else
+      k->ret = pfutex(u, FUTEX_WAIT_BITSET, 0, NULL, NULL, k->bitset);
     k->err = errno;
     k->unreach = UNREACHABLE() - k->unreach;
     __atomic_store_n(&k->done, 1, __ATOMIC_SEQ_CST);
@@ -144,6 +120,12 @@ kid_start_timed(int i, uint32_t *u, long timeout_ms)
   k->pid = pid;
   if (ru_wait_asleep(pid, pid, &k->started, &k->done) != 0)
     diag("child %d did not go to sleep (ret %ld, errno %s)", i, k->ret, pft_errname(k->err));
+}
+
+static void
+kid_start(int i, uint32_t *u, uint32_t bitset)
+{
+  kid_start_timed(i, u, bitset, 0);
 }
 
 /* Wait until at least n waiters are queued on *u: counted by moving every
@@ -230,8 +212,8 @@ pair(int ks, int kd, int slot)
   is_int(3, kids_finish(3, 0, 0), "%s: all three returned 0", what);
 
   /* 2 */
-  kid_start_timed(0, a, 400);
-  kid_start_timed(1, a, 400);
+  kid_start_timed(0, a, 0, 800);
+  kid_start_timed(1, a, 0, 800);
   await_queued(a, 2);
   errno = 0;
   r = pfutex_cmp_requeue(a, 0, b, 0, 2, 0);
