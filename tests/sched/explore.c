@@ -1132,9 +1132,9 @@ run_one(const struct scenario *s)
         if (s->proc[t] + 1 > nproc)
           nproc = s->proc[t] + 1;
       pick_region_words();
-      /* a region wait opens the shared table first (src/region/shared.c,
-       * under a mutex the scheduler does not control): opened here, its
-       * first wait's open is nothing */
+      /* the shared table, which a region's open opens too (under a mutex
+       * the scheduler does not control: never in a controlled thread), is
+       * open by now; said here, so that no thread's op ever opens it */
       pf_shared_prepare();
       flags = PFUTEX_SHARED;
       if (!rgn || !sched_run_procs(s->nth, s->proc, nproc, body, s->kill, proc_init, NULL, on_death))
