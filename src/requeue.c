@@ -90,6 +90,41 @@ pf_xdest_claim(struct pf_xdest *d, int n)
   return 0;
 }
 
+/* The next record lent in d: its first node, and that node's reference
+ * (NULL: none left). */
+static struct pf_node *
+pf_xdest_next_rec(struct pf_xdest *d, struct pf_thread **recp, pf_ref *refp)
+{
+  struct pf_thread *rec = d->recs;
+  if (!rec)
+    return NULL;
+  d->recs = rec->vx_next;
+  rec->vx_next = NULL;
+  *recp = rec;
+  *refp = rec->index * PF_NEST_MAX + 1;
+  return &rec->nodes[0].n;
+}
+
+/* Queue n2 (ref2), a node not adopted yet for a waiter with `bitset`, in
+ * bucket i2 of t2 under key k2, counted (its lock held). */
+static void
+pf_xnode_queue_locked(struct pf_table *t2, uint32_t i2, const struct pf_key *k2,
+                      struct pf_node *n2, pf_ref ref2, uint32_t bitset, uint32_t lref)
+{
+  struct pf_bucket *b2 = &t2->buckets[i2];
+  pf_node_prepare(n2, k2, i2, bitset, PF_PI_ADOPT);
+  n2->waker = lref;                       /* its waiter's own reference (pf_waiter_of) */
+  if (t2->slots) {
+    n2->seq = t2->ops->next_seq(t2);
+    n2->pushed = 1;                       /* on the queue: a rebuild links it */
+  }
+  AO_int_store(&n2->state, PF_W_QUEUED);
+  AO_int_fetch_and_add_full(&b2->waiters, 1);
+  n2->counted = 1;
+  pf_queue_append_locked(t2, b2, n2, ref2);
+  n2->linked = 1;
+}
+
 /* A node of d->tab for a waiter (node w, ref, of t1) that will find it
  * published (pf_xmove_pub_locked): a slot of this process's claimed for
  * it, with the lock id of the waiter's process there, or for this
@@ -187,11 +222,11 @@ pf_xmove_pub_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w
                     struct pf_table *t2, uint32_t i2, const struct pf_key *k2, struct pf_xdest *d,
                     struct pf_wake_list *tokens)
 {
-  struct pf_bucket *b2 = &t2->buckets[i2];
+  struct pf_waiter *own = pf_waiter_own(t1, w, ref);
   struct pf_thread *rec = NULL;
   struct pf_node *n2;
   pf_ref ref2;
-  uint32_t o2 = 0, lref;
+  uint32_t o2 = 0;
   int fresh = w->pi != PF_PI_ADOPT;
   if (t2->slots) {
     for (;;) {
@@ -208,28 +243,13 @@ pf_xmove_pub_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w
     }
     o2 = n2->waker;
   } else {
-    struct pf_waiter *own = pf_waiter_own(t1, w, ref);
-    if (!(rec = d->recs) || !own)
+    if (!own || !(n2 = pf_xdest_next_rec(d, &rec, &ref2)))
       return 0;
-    d->recs = rec->vx_next;
-    rec->vx_next = NULL;
     rec->nodes[0].px_for = own;           /* its waiter (pf_waiter_own, wait.c (M)) */
-    n2 = &rec->nodes[0].n;
-    ref2 = rec->index * PF_NEST_MAX + 1;
   }
-  /* the waiter's own reference: in a queued slot's `waker`, else its record's */
-  if (t1->slots) {
-    lref = w->waker;
-  } else {
-    struct pf_waiter *own = pf_waiter_own(t1, w, ref);
-    lref = own ? own->lref : 0;
-  }
-  pf_node_prepare(n2, k2, i2, w->bitset, PF_PI_ADOPT);
-  n2->waker = lref;                       /* the waiter checks it is its own */
-  if (t2->slots) {
-    n2->seq = t2->ops->next_seq(t2);
-    n2->pushed = 1;                       /* on the queue: a rebuild links it */
-  }
+  /* The old node off first: the new one is queued once the old is MOVED
+   * and names it (the crash order above).  The waiter's own reference: a
+   * queued slot's `waker`, else its record's. */
   pf_queue_unlink_locked(t1, b1, w);
   w->linked = 0;
   AO_int_store_release(&w->state, PF_W_MOVED);
@@ -241,11 +261,8 @@ pf_xmove_pub_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w
   pf_node_publish_dest(w, t2->order, ref2); /* after MOVED: while QUEUED, its key
                                              is how a rebuild files it */
   PF_CRASH("xmove_published");
-  AO_int_store(&n2->state, PF_W_QUEUED);
-  AO_int_fetch_and_add_full(&b2->waiters, 1);
-  n2->counted = 1;
-  pf_queue_append_locked(t2, b2, n2, ref2);
-  n2->linked = 1;
+  pf_xnode_queue_locked(t2, i2, k2, n2, ref2, w->bitset,
+                        t1->slots ? w->waker : own ? own->lref : 0);
   if (t2->slots)
     t2->ops->slot_give(t2, n2, o2);       /* its waiter's process's from here */
   PF_CRASH("xmove_given");
@@ -267,7 +284,6 @@ pf_xmove_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w, pf
                 struct pf_table *t2, uint32_t i2, const struct pf_key *k2, struct pf_xdest *d,
                 struct pf_wake_list *tokens)
 {
-  struct pf_bucket *b2 = &t2->buckets[i2];
   struct pf_waiter *wt = pf_waiter_of(t1, w, ref);
   struct pf_thread *rec = NULL;
   struct pf_node *n2;
@@ -280,24 +296,10 @@ pf_xmove_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w, pf
     if (!(n2 = pf_node_get(t2, ref2)))
       return 0;
     d->slots = n2->wake_next;
-  } else {
-    if (!(rec = d->recs))
-      return 0;
-    d->recs = rec->vx_next;
-    rec->vx_next = NULL;
-    n2 = &rec->nodes[0].n;
-    ref2 = rec->index * PF_NEST_MAX + 1;
+  } else if (!(n2 = pf_xdest_next_rec(d, &rec, &ref2))) {
+    return 0;
   }
-  pf_node_prepare(n2, k2, i2, w->bitset, PF_PI_ADOPT);
-  if (t2->slots) {
-    n2->seq = t2->ops->next_seq(t2);
-    n2->pushed = 1;                       /* on the queue: a rebuild links it */
-  }
-  AO_int_store(&n2->state, PF_W_QUEUED);
-  AO_int_fetch_and_add_full(&b2->waiters, 1);
-  n2->counted = 1;
-  pf_queue_append_locked(t2, b2, n2, ref2);
-  n2->linked = 1;
+  pf_xnode_queue_locked(t2, i2, k2, n2, ref2, w->bitset, wt->lref);
   PF_CRASH("xmove_queued");
   pf_queue_unlink_locked(t1, b1, w);
   w->linked = 0;

@@ -16,8 +16,6 @@
  * this file never calls it on the private table.
  */
 #include "emu.h"
-
-struct pf_table *(*volatile pf_table_by_order)(uint64_t order);   /* src/emu.h */
 #include "os.h"
 
 #include <limits.h>
@@ -26,6 +24,8 @@ struct pf_table *(*volatile pf_table_by_order)(uint64_t order);   /* src/emu.h *
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+struct pf_table *(*volatile pf_table_by_order)(uint64_t order);   /* src/emu.h */
 
 struct pf_table pf_table;
 

@@ -280,27 +280,8 @@ pf_waiter_name_dest(struct pf_waiter *w, struct pf_table *t2, struct pf_node *n2
 struct pf_waiter *
 pf_waiter_of(struct pf_table *tab, struct pf_node *n, pf_ref r)
 {
-  struct pf_waiter *w;
-  if (tab->slots) {
-    /* a QUEUED slot of this process names its waiter's own private
-     * reference in `waker` (set on WAKING only otherwise; wait.c,
-     * thread.c): region bytes, checked */
-    uint32_t rec;
-    if (AO_int_load(&n->owner) != tab->ops->lock_id(tab))
-      return NULL;                        /* another process's waiter */
-    r = n->waker;
-    rec = (r - 1) / PF_NEST_MAX;
-    if (r == 0 || (rec >> PF_CHUNK_BITS) >= PF_CHUNKS_MAX || !pf_chunks[rec >> PF_CHUNK_BITS])
-      return NULL;
-  }
-  w = &pf_thread_rec(r)->nodes[(r - 1) % PF_NEST_MAX];
-  if (!tab->slots) {
-    if (&w->n != n)
-      return NULL;
-    if (w->px_for)
-      w = w->px_for;                      /* a lent record's node: queued for it */
-  }
-  return pf_waiter_holds(w, tab, n) ? w : NULL;
+  struct pf_waiter *w = pf_waiter_own(tab, n, r);
+  return w && pf_waiter_holds(w, tab, n) ? w : NULL;
 }
 
 struct pf_waiter *
@@ -333,8 +314,6 @@ pf_waiter_move_locked(struct pf_waiter *w, struct pf_table *t2, struct pf_node *
   struct pf_thread *orec = w->mv_rec;
   if (rec2)
     rec2->nodes[0].px_for = w;
-  if (t2->slots)
-    n2->waker = w->lref;                  /* its waiter (pf_waiter_of) */
   pf_waiter_name_dest(w, t2, n2);
   w->mv_ref = ref2;
   w->mv_rec = rec2;

@@ -395,6 +395,16 @@ pf_waiter_dest_mine(const struct pf_waiter *w, const struct pf_table *t2, const 
   return st == PF_W_WAKING || st == PF_W_MOVED || st == PF_W_IDLE;
 }
 
+/* A published destination's table given up before it was adopted: the
+ * wait begun on it when it was found ends (a named one's is the named
+ * node's, kept). */
+static void
+pf_waiter_dest_unfound(struct pf_table *t2, int named)
+{
+  if (!named && t2->slots)
+    t2->ops->wait_end(t2);
+}
+
 int
 pf_waiter_adopt(struct pf_waiter *w)
 {
@@ -436,8 +446,7 @@ pf_waiter_adopt(struct pf_waiter *w)
     }
     idx = AO_int_load_acquire(&n2->bucket);
     if (idx >= t2->nbuckets && !named) {
-      if (t2->slots)
-        t2->ops->wait_end(t2);
+      pf_waiter_dest_unfound(t2, named);
       goto unreachable;                     /* a scribble */
     }
     if (idx >= t2->nbuckets) {
@@ -447,8 +456,7 @@ pf_waiter_adopt(struct pf_waiter *w)
       idx = pf_key_bucket(t2, &k);
     }
     if ((ret = pf_bucket_lock(t2, idx)) < 0) {
-      if (!named && t2->slots)
-        t2->ops->wait_end(t2);
+      pf_waiter_dest_unfound(t2, named);
       break;
     }
     if (named) {
@@ -460,15 +468,13 @@ pf_waiter_adopt(struct pf_waiter *w)
       rec2 = w->mv_rec;
     } else if (AO_int_load(&n2->bucket) != idx) {
       pf_bucket_unlock(t2, idx);            /* requeued in its table meanwhile: follow it */
-      if (t2->slots)
-        t2->ops->wait_end(t2);
+      pf_waiter_dest_unfound(t2, named);
       continue;
     } else if (!pf_waiter_dest_mine(w, t2, n2, rec2)) {
       /* not (any more) ours: its requeuer died before it gave it, or the
        * table was closed and opened again; a scribble */
       pf_bucket_unlock(t2, idx);
-      if (t2->slots)
-        t2->ops->wait_end(t2);
+      pf_waiter_dest_unfound(t2, named);
       goto unreachable;
     }
     st = AO_int_load_acquire(&n2->state);
