@@ -24,7 +24,7 @@ const char *const pf_crash_points[] = {
   "wake_locked", "drain_taken", "append_half", "unlink_half", "wake_marked", "wake_unlocked",
   "wake_op_locked", "wake_op_stored", "requeue_locked", "requeue_rekeyed", "requeue_moved",
   "slot_claimed", "slot_freeing", "proc_claiming", "lock_takeover", "rebuild_mid",
-  "region_creating", NULL
+  "region_creating", "xmove_moved", "xmove_published", "xmove_given", NULL
 };
 static int pf_crash_env_read;
 

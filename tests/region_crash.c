@@ -35,9 +35,15 @@
  * (wake one, move one), takeover_requeue (requeue of A's waiter to B,
  * which has a waiter of its own, when a process killed at wake_locked holds
  * B's bucket lock: the requeue takes it over), wake_op (one waiter on each word), open (the victim
- * opens a named region twice: process entries) and create (the victim
+ * opens a named region twice: process entries), create (the victim
  * creates two named regions: a region whose creator died half way fails to
- * open with ENOTRECOVERABLE; unlinked, the name can be created again).
+ * open with ENOTRECOVERABLE; unlinked, the name can be created again) and
+ * xrequeue (a requeue of A's two waiters to a word X of a second anonymous
+ * region: the helpers' nodes there are taken for them and handed over,
+ * src/requeue.c; a helper whose move the victim's death left half done
+ * ends by itself with 0, a spurious wakeup futex(2) allows, and X, A and
+ * B are accounted as above, each in its own region; both regions are
+ * checked and must leak nothing).
  *
  * Under the native backend the kernel owns the futexes and the regions'
  * tables are unused: the test skips (tests/region_kill runs its workload
@@ -102,20 +108,23 @@ main(int argc, char **argv)
 #define RC_BOUND_NS (8000LL * 1000 * 1000)     /* "ends by itself": generous */
 #define OP_WAKE_B NOPS             /* the lock holder of takeover_requeue */
 #define RC_BUDGET_NS (100LL * 1000 * 1000 * 1000) /* the whole run (then skip) */
+#define RC_SPURIOUS 3              /* a waiter's exit: 0 from a move out of reach */
 
 enum {
   OP_WAIT, OP_TIMED, OP_WAKE, OP_WAKE_ALL, OP_WAKE_DEAD, OP_TAKEOVER, OP_REQUEUE,
-  OP_CMP_REQUEUE, OP_TAKEOVER_RQ, OP_WAKE_OP, OP_OPEN, OP_CREATE, NOPS
+  OP_CMP_REQUEUE, OP_TAKEOVER_RQ, OP_WAKE_OP, OP_OPEN, OP_CREATE, OP_XREQUEUE, NOPS
 };
 static const char *const op_names[NOPS] = {
   "wait", "timed_wait", "wake", "wake_all", "wake_dead", "takeover", "requeue",
-  "cmp_requeue", "takeover_requeue", "wake_op", "open", "create"
+  "cmp_requeue", "takeover_requeue", "wake_op", "open", "create", "xrequeue"
 };
 /* A victim that ends normally exits with this (a count, or 100 + errno). */
-static const int op_normal[NOPS] = { 0, 100 + ETIMEDOUT, 1, 2, 1, 1, 2, 2, 1, 2, 0, 0 };
+static const int op_normal[NOPS] = { 0, 100 + ETIMEDOUT, 1, 2, 1, 1, 2, 2, 1, 2, 0, 0, 2 };
 
 static pfutex_region_t *rg;             /* the anonymous region of every case */
 static uint32_t *U;                     /* its user area */
+static pfutex_region_t *rg2;            /* the second one (op xrequeue's target) */
+static uint32_t *U2;
 static pfutex_region_t *ro;             /* a named region (op "open") */
 static char name_o[64], name_c[2][64];
 static int is_sysv;
@@ -143,6 +152,7 @@ struct kase {
   int op, k;
   const char *point;
   uint32_t *A, *B;
+  uint32_t *X;       /* in rg2 */
   struct child ch[RC_MAXCH];
   int nch;
   char why[512];     /* the first failure */
@@ -185,7 +195,9 @@ exit_code(int r)
 }
 
 /* A waiter: wait(w, 0) (timeout_ms < 0: untimed), exit 0 when woken, else
- * 100 + errno.  arm: the crash point the child arms (NULL: none). */
+ * 100 + errno; RC_SPURIOUS when its 0 was a spurious wakeup, a moved wait
+ * whose destination was out of reach (wait.c (M), counted by the engine).
+ * arm: the crash point the child arms (NULL: none). */
 static struct child *
 spawn_waiter(struct kase *c, uint32_t *w, long timeout_ms, const char *arm, long k,
              const char *role)
@@ -205,6 +217,8 @@ spawn_waiter(struct kase *c, uint32_t *w, long timeout_ms, const char *arm, long
       pf_crash_left = k;
     }
     r = pfutex_wait(w, 0, ANY, 0, timeout_ms >= 0 ? &dl : NULL, PFUTEX_CLOCK_MONOTONIC);
+    if (r == 0 && AO_load(&pf_xmove_unreachable_total) != 0)
+      _exit(RC_SPURIOUS);
     _exit(exit_code(r));
   }
   return add_child(c, pid, role);
@@ -226,6 +240,8 @@ victim_op(struct kase *c, int op)
     return pfutex_requeue(c->A, c->B, 0, INT_MAX, 0);
   case OP_WAKE_B:
     return pfutex_wake(c->B, ANY, 1, 0);
+  case OP_XREQUEUE:
+    return pfutex_requeue(c->A, c->X, 0, INT_MAX, 0);
   case OP_CMP_REQUEUE:
     return pfutex_cmp_requeue(c->A, 0, c->B, 1, INT_MAX, 0);
   case OP_WAKE_OP:
@@ -465,10 +481,11 @@ check_region(struct kase *c, pfutex_region_t *r, struct pf_region_stats *st, con
 
 /* ---- The accounting after the victim ------------------------------------------------- */
 
-/* Words and the live helpers queued on each; helpers on no queue must end
- * by themselves; then wake(1) each word until it returns 0. */
+/* Words (words[i] in regs[i]) and the live helpers queued on each;
+ * helpers on no queue must end by themselves; then wake(1) each word until
+ * it returns 0. */
 static void
-drain_words(struct kase *c, uint32_t *const *words, int nwords)
+drain_words(struct kase *c, uint32_t *const *words, pfutex_region_t *const *regs, int nwords)
 {
   int queued[RC_MAXCH] = { 0 }, wi, i, left;
   uint32_t *onw[RC_MAXCH] = { 0 };
@@ -479,7 +496,7 @@ drain_words(struct kase *c, uint32_t *const *words, int nwords)
     if (try_reap(x))
       continue;
     for (wi = 0; wi < nwords; wi++)
-      if (queued_on(rg, words[wi], x->pid, 0)) {
+      if (queued_on(regs[wi], words[wi], x->pid, 0)) {
         queued[i] = 1;
         onw[i] = words[wi];
       }
@@ -561,14 +578,22 @@ static void
 check_leaks(struct kase *c)
 {
   struct pf_region_stats st;
-  if (!check_region(c, rg, &st, "after the accounting"))
-    return;
-  pf_region_scavenge(rg);
-  if (!check_region(c, rg, &st, "after pf_region_scavenge"))
-    return;
-  if (st.slots_live || st.slots_dead || st.slots_free != RC_SLOTS || st.queued)
-    FAILF(c, "leak: slots free %u live %u dead %u (of %u), queued %u", st.slots_free,
-          st.slots_live, st.slots_dead, RC_SLOTS, st.queued);
+  pfutex_region_t *const regs[2] = { rg, rg2 };
+  int i;
+  for (i = 0; i < 2; i++) {
+    const char *which = i ? " (the second region)" : "";
+    char when[96];
+    snprintf(when, sizeof when, "after the accounting%s", which);
+    if (!check_region(c, regs[i], &st, when))
+      return;
+    pf_region_scavenge(regs[i]);
+    snprintf(when, sizeof when, "after pf_region_scavenge%s", which);
+    if (!check_region(c, regs[i], &st, when))
+      return;
+    if (st.slots_live || st.slots_dead || st.slots_free != RC_SLOTS || st.queued)
+      FAILF(c, "leak%s: slots free %u live %u dead %u (of %u), queued %u", which, st.slots_free,
+            st.slots_live, st.slots_dead, RC_SLOTS, st.queued);
+  }
 }
 
 /* op "open": the named region's process table recovers: check, and a new
@@ -648,7 +673,8 @@ static void
 run_case(struct kase *c, int index)
 {
   struct child *v = NULL, *p;
-  uint32_t *words[2];
+  uint32_t *words[3];
+  pfutex_region_t *regs[3];
   struct pf_region_stats st;
   int op = c->op, j;
 
@@ -657,9 +683,13 @@ run_case(struct kase *c, int index)
   for (j = 1; j < 64 && word_bucket(&c->A[j]) == word_bucket(c->A); j++)
     ;
   c->B = &c->A[j];
-  *c->A = *c->B = 0;
+  c->X = &U2[(index * 11) % RC_NWORDS];
+  *c->A = *c->B = *c->X = 0;
   words[0] = c->A;
   words[1] = c->B;
+  words[2] = c->X;
+  regs[0] = regs[1] = rg;
+  regs[2] = rg2;
 
   switch (op) {
   case OP_WAIT:
@@ -681,6 +711,7 @@ run_case(struct kase *c, int index)
   case OP_CMP_REQUEUE:
   case OP_TAKEOVER_RQ:
   case OP_WAKE_OP:
+  case OP_XREQUEUE:
     if (op == OP_WAKE_DEAD && !dead_waiter(c, c->A, -1))
       goto out;
     if (op == OP_TAKEOVER && !dead_waiter(c, c->A, 60000))
@@ -730,7 +761,8 @@ run_case(struct kase *c, int index)
       FAILF(c, "wake_op's word is %u, expected %u (the op stored %s)", *c->B, want,
             want ? "once" : "never");
   }
-  if (!check_region(c, rg, &st, "after the victim"))
+  if (!check_region(c, rg, &st, "after the victim")
+      || !check_region(c, rg2, &st, "of the second region after the victim"))
     goto out;
   if (op == OP_OPEN)
     check_open(c);
@@ -738,7 +770,7 @@ run_case(struct kase *c, int index)
     check_create(c);
   if (c->why[0])
     goto out;
-  drain_words(c, words, 2);
+  drain_words(c, words, regs, 3);
   if (op == OP_WAIT) {
     if (!v->done)
       FAILF(c, "the victim still runs after the wakes");
@@ -749,10 +781,21 @@ run_case(struct kase *c, int index)
   }
   for (j = 0; j < c->nch; j++) {
     struct child *x = &c->ch[j];
+    char mine[16];
     if (x == v || !x->done || strncmp(x->role, "helper", 6) != 0)
       continue;
+    /* a spurious end only for the helper whose move the victim died in
+     * (the k-th: the moves follow the queue), before its new node was
+     * queued and handed over */
+    snprintf(mine, sizeof mine, "helper %d", c->k);
+    if (WIFEXITED(x->status) && WEXITSTATUS(x->status) == RC_SPURIOUS && op == OP_XREQUEUE
+        && c->reached && strcmp(x->role, mine) == 0
+        && (strcmp(c->point, "xmove_moved") == 0 || strcmp(c->point, "xmove_published") == 0))
+      continue;
     if (!WIFEXITED(x->status) || WEXITSTATUS(x->status) != 0)
-      FAILF(c, "%s: %s (expected woken: 0)", x->role, status_str(x->status));
+      FAILF(c, "%s: %s (expected woken: 0)%s", x->role, status_str(x->status),
+            WIFEXITED(x->status) && WEXITSTATUS(x->status) == RC_SPURIOUS
+            ? ": its moved wait ended spurious, its destination out of reach" : "");
   }
   if (c->why[0])
     goto out;
@@ -764,7 +807,7 @@ run_case(struct kase *c, int index)
     check_leaks(c);
 out:
   kill_all(c);
-  *c->A = *c->B = 0;
+  *c->A = *c->B = *c->X = 0;
 }
 
 /* ---- Driver ------------------------------------------------------------------------------------- */
@@ -875,6 +918,8 @@ main(int argc, char **argv)
     sysbail("pfutex_region_open_attr %s", name_o);
   rg = new_anon();
   U = pfutex_region_addr(rg);
+  rg2 = new_anon();
+  U2 = pfutex_region_addr(rg2);
 
   t0 = pft_now_ns();
   for (p = 0; p < npoints; p++) {
@@ -906,8 +951,12 @@ main(int argc, char **argv)
           /* a fresh region for the cases that follow */
           if (pfutex_region_close(rg) != 0)
             diag("  close of the region: %s", pft_errname(errno));
+          if (pfutex_region_close(rg2) != 0)
+            diag("  close of the second region: %s", pft_errname(errno));
           rg = new_anon();
           U = pfutex_region_addr(rg);
+          rg2 = new_anon();
+          U2 = pfutex_region_addr(rg2);
         }
         if (index % 40 == 0)
           reclaim();
