@@ -64,6 +64,10 @@ struct pf_parker {               /* process-local */
   unsigned int sleeper;          /* win32: the thread asleep on it in the OS, else 0
                                     (for the tests: ports/win32/park.c) */
 #endif
+  AO_t parked;                   /* the pthread_self() of the thread in the port's
+                                    park on it, else 0 (src/wait.c pf_port_park; for
+                                    the tests: pf_thread_parked; not on Windows,
+                                    whose tests read `sleeper`) */
 };
 
 struct pf_port {
@@ -158,5 +162,13 @@ int pf_sig_handler_possible(void);
  * (src/thread.c)?  For a port's test hooks (ports/win32/park.c: is a
  * thread asleep in a park?), never on a wait or wake path. */
 int pf_parker_any(int (*pred)(const struct pf_parker *p, void *arg), void *arg);
+
+/* Is the thread whose pthread_self() is thr in a port's park right now
+ * (src/wait.c pf_port_park: queued, or its wait just ended)?  For the
+ * tests (tests/tap/pft.c pft_waiter_start: a thread that only looks
+ * asleep to the OS may be asleep elsewhere, before its node is queued).
+ * After a siglongjmp out of a park the answer stays yes until the
+ * thread's next wait or wake abandons that wait (src/thread.c). */
+int pf_thread_parked(uintptr_t thr);
 
 #endif

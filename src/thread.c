@@ -141,8 +141,11 @@ pf_pool_take(void)
   }
   pf_spin_unlock(&pf_pool_lock);
   if (t) {
+    unsigned int l;
     t->depth = 0;
     t->ephemeral = 0;
+    for (l = 0; l < PF_NEST_MAX; l++)
+      AO_store(&t->nodes[l].parker.parked, 0);   /* a park its last thread left unwound */
   }
   return t;
 }
@@ -219,6 +222,20 @@ pf_parker_any(int (*pred)(const struct pf_parker *p, void *arg), void *arg)
           return 1;
   }
   return 0;
+}
+
+static int
+pf_parked_by(const struct pf_parker *p, void *arg)
+{
+  return AO_load(&p->parked) == *(const AO_t *)arg;
+}
+
+/* src/port.h */
+int
+pf_thread_parked(uintptr_t thr)
+{
+  AO_t a = (AO_t)thr;
+  return a != 0 && pf_parker_any(pf_parked_by, &a);
 }
 
 /* ---- Waits that end by another route ------------------------------------- */
@@ -328,6 +345,7 @@ pf_waiter_abandon(struct pf_waiter *w)
 {
   struct pf_node *n;
   uint32_t st;
+  AO_store(&w->parker.parked, 0);         /* a park left by siglongjmp or cancellation */
   if (!w->tab)
     return;
   if (PF_UNLIKELY(w->vx_n != 0)) {

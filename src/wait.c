@@ -232,11 +232,18 @@ static PF_NOINLINE int
 pf_port_park(struct pf_waiter *w, int shared, const struct pf_deadline *dl, int async)
 {
   int ret, old;
+#ifndef _WIN32
+  AO_store(&w->parker.parked, (AO_t)(uintptr_t)pthread_self());  /* src/port.h (Windows:
+                                                                    the port's sleeper) */
+#endif
   if (async)
     pthread_setcanceltype(PTHREAD_CANCEL_ASYNCHRONOUS, &old);   /* a pending one acts here */
   ret = pf_emu_port->park(&w->parker, &w->node->park, shared, dl);
   if (async)
     pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &old);
+#ifndef _WIN32
+  AO_store(&w->parker.parked, 0);
+#endif
   return ret;
 }
 

@@ -23,6 +23,11 @@
 int pf_win32_thread_parked(unsigned long tid);
 #else
 # include <sys/wait.h>
+# ifdef PF_HAVE_EMU
+/* src/thread.c (linked into the tests with the library's core): is the
+ * thread whose pthread_self() is thr in a port's park? */
+int pf_thread_parked(uintptr_t thr);
+# endif
 #endif
 #if defined(HAVE_LINUX_SECCOMP_H) && defined(HAVE_LINUX_FILTER_H) && defined(HAVE_SYS_PRCTL_H)
 # include <linux/filter.h>
@@ -392,6 +397,52 @@ pft_waiter_main(void *arg)
   return NULL;
 }
 
+#if !defined(_WIN32) && defined(PF_HAVE_EMU)
+/* Asleep is not yet queued: a thread may sleep elsewhere first (a page
+ * fault, a lock, its first wait's allocation), and a wake then finds
+ * nobody; CI saw it once (readonly's first waiter under emu:futex, the
+ * wake returned 0 and the waiter slept on).  Under an emulated backend
+ * wait until the engine says the thread is in its park (queued before
+ * that: src/wait.c), or it is asleep in a system call whose first
+ * argument is the word (a word the OS's own futex keeps).  After 2 s of
+ * neither, the answer "asleep" stands (said in a diagnostic). */
+static int
+pft_in_syscall_on(pid_t tid, const void *addr)
+{
+  char path[96], buf[256];
+  unsigned long long a0 = 0;
+  long nr = -1;
+  ssize_t n;
+  int fd;
+  snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
+  if ((fd = open(path, O_RDONLY)) < 0)
+    return 0;
+  n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0)
+    return 0;
+  buf[n] = 0;
+  return sscanf(buf, "%ld %llx", &nr, &a0) == 2 && nr >= 0
+         && (uintptr_t)a0 == (uintptr_t)addr;
+}
+
+static void
+pft_wait_parked(struct pft_waiter *w)
+{
+  long long end = pft_now_ns() + 2000000000LL;
+  while (!__atomic_load_n(&w->done, __ATOMIC_SEQ_CST)) {
+    if (pf_thread_parked((uintptr_t)w->thread) || pft_in_syscall_on(w->tid, w->uaddr))
+      return;
+    if (pft_now_ns() > end) {
+      diag("pft_waiter_start: thread %d asleep 2 s but not in a park of the engine, nor in a "
+           "system call on its word: taken as waiting", (int)w->tid);
+      return;
+    }
+    usleep(100);
+  }
+}
+#endif
+
 void
 pft_waiter_start(struct pft_waiter *w)
 {
@@ -402,6 +453,10 @@ pft_waiter_start(struct pft_waiter *w)
     sched_yield();
   if (pft_wait_asleep(w->tid) != 0 && !__atomic_load_n(&w->done, __ATOMIC_SEQ_CST))
     bail("waiter thread %d vanished", (int)w->tid);
+#if !defined(_WIN32) && defined(PF_HAVE_EMU)
+  if (pft_backend_is_emu())
+    pft_wait_parked(w);
+#endif
 }
 
 long
