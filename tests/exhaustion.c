@@ -122,21 +122,6 @@ ex_write_file(const char *path, const char *text)
   return 0;
 }
 
-static int
-ex_read_file(const char *path, char *buf, size_t size)
-{
-  int fd = open(path, O_RDONLY);
-  ssize_t n;
-  if (fd < 0)
-    return -1;
-  n = read(fd, buf, size - 1);
-  close(fd);
-  if (n <= 0)
-    return -1;
-  buf[n] = 0;
-  return 0;
-}
-
 static uint32_t ex_word;
 
 static long
@@ -207,7 +192,7 @@ ex_child_system_limit(void)
     ex_report(EX_SKIP, 1, errno);
     _exit(0);
   }
-  if (ex_read_file(sem, orig, sizeof orig) != 0) {
+  if (pft_read_file(sem, orig, sizeof orig) < 0) {
     ex_report(EX_SKIP, 2, errno);
     _exit(0);
   }

@@ -1429,15 +1429,9 @@ s6_execed(pid_t pid)
 {
   char path[64], buf[PATH_MAX + 64];
   ssize_t n;
-  int fd;
   snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
-  if ((fd = open(path, O_RDONLY)) < 0)
+  if ((n = pft_read_file(path, buf, sizeof buf)) < 0)
     return 0;
-  n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0)
-    return 0;
-  buf[n] = 0;
   /* any argument (under qemu-user the first is the emulator's) */
   {
     size_t at = strlen(buf) + 1;

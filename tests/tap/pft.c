@@ -101,6 +101,21 @@ pft_gettid(void)
   return (pid_t)GetCurrentThreadId();
 }
 
+ssize_t
+pft_read_file(const char *path, char *buf, size_t size)
+{
+  ssize_t n;
+  int fd;
+  if (size < 2 || (fd = open(path, O_RDONLY)) < 0)
+    return -1;
+  n = read(fd, buf, size - 1);
+  close(fd);
+  if (n <= 0)
+    return -1;
+  buf[n] = 0;
+  return n;
+}
+
 int
 pft_task_state(pid_t pid, pid_t tid)
 {
@@ -141,12 +156,25 @@ pft_gettid(void)
 #endif
 }
 
+ssize_t
+pft_read_file(const char *path, char *buf, size_t size)
+{
+  ssize_t n;
+  int fd;
+  if (size < 2 || (fd = open(path, O_RDONLY)) < 0)
+    return -1;
+  n = read(fd, buf, size - 1);
+  close(fd);
+  if (n <= 0)
+    return -1;
+  buf[n] = 0;
+  return n;
+}
+
 int
 pft_task_state(pid_t pid, pid_t tid)
 {
   char path[96], proc[32], buf[512], *p;
-  int fd;
-  ssize_t n;
   if (pid)
     snprintf(proc, sizeof proc, "/proc/%d", (int)pid);
   else
@@ -155,13 +183,8 @@ pft_task_state(pid_t pid, pid_t tid)
     snprintf(path, sizeof path, "%s/task/%d/stat", proc, (int)tid);
   else
     snprintf(path, sizeof path, "%s/stat", proc);
-  if ((fd = open(path, O_RDONLY)) < 0)
+  if (pft_read_file(path, buf, sizeof buf) < 0)
     return -1;
-  n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0)
-    return -1;
-  buf[n] = 0;
   p = strrchr(buf, ')');   /* comm may hold spaces */
   return p && p[1] == ' ' ? p[2] : -1;
 }
@@ -412,16 +435,9 @@ pft_in_syscall_on(pid_t tid, const void *addr)
   char path[96], buf[256];
   unsigned long long a0 = 0;
   long nr = -1;
-  ssize_t n;
-  int fd;
   snprintf(path, sizeof path, "/proc/self/task/%d/syscall", (int)tid);
-  if ((fd = open(path, O_RDONLY)) < 0)
+  if (pft_read_file(path, buf, sizeof buf) < 0)
     return 0;
-  n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0)
-    return 0;
-  buf[n] = 0;
   return sscanf(buf, "%ld %llx", &nr, &a0) == 2 && nr >= 0
          && (uintptr_t)a0 == (uintptr_t)addr;
 }
