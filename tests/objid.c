@@ -88,6 +88,7 @@ main(void)
 #else
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -188,7 +189,7 @@ check_kind(int kind, int maps, const char *self)
       sysbail("map %s at 4096", so_kinds[kind]);
     r2 = pf_os_object_id(p2 + WORD_OFF - 4096, &b);
   }
-  ok(r1 == 1 && r2 == 1 && id_eq(&a, &b) && a.off == WORD_OFF && a.ino != 0,
+  ok(r1 == 1 && r2 == 1 && id_eq(&a, &b) && a.off == WORD_OFF && (a.dev | a.ino) != 0,
      "%s (%s): two mappings at %p and %p: %d, %d; dev %llu ino %llu off %llu / dev %llu ino "
      "%llu off %llu",
      so_kinds[kind], how, (void *)p1, (void *)p2, r1, r2, (unsigned long long)a.dev,
@@ -240,6 +241,125 @@ check_kind(int kind, int maps, const char *self)
   if (p2 && p2 != p1)
     so_unmap(&o, p2, kind == 0 || kind == 3 ? 0 : 4096);
   so_drop(&o);
+}
+
+/* SysV segments in IPC namespaces of their own (root's unshare, else
+ * skipped).  A segment's inode number is its shmid, and a new namespace
+ * numbers from 0: its first segment must still be an object (a number of
+ * 0 once read as "no file": its words were keyed by address, and other
+ * processes' wakes never met them); the first segments of two namespaces
+ * are two objects; a segment whose shmid is the inode number of an
+ * anonymous shared mapping (the same shmem device) is another object.
+ * The child reports through a pipe. */
+struct sysv_res {
+  int made, r0, r0b, same0, rb, other_ns, collide_n, rc, ra, collide_differs;
+  unsigned long long ino0, anon_ino;
+};
+
+static void
+sysv_ns_child(int fd)
+{
+  struct sysv_res x;
+  struct pf_os_objid i0, i0b, ib, ia, ic;
+  char *p0, *p0b, *pb, *pa, *pc;
+  int id, n;
+  memset(&x, 0, sizeof x);
+  x.collide_n = -1;
+  if (unshare(CLONE_NEWIPC) != 0)
+    goto out;
+  if ((id = shmget(IPC_PRIVATE, OBJ_SIZE, IPC_CREAT | 0600)) < 0)
+    goto out;
+  x.made = id == 0 ? 1 : -id;
+  if ((p0 = shmat(id, NULL, 0)) == (void *)-1 || (p0b = shmat(id, NULL, 0)) == (void *)-1)
+    goto out;
+  x.r0 = pf_os_object_id(p0 + WORD_OFF, &i0);
+  x.r0b = pf_os_object_id(p0b + WORD_OFF, &i0b);
+  x.same0 = id_eq(&i0, &i0b);
+  x.ino0 = (unsigned long long)i0.ino;
+  /* an anonymous shared mapping, then a segment whose shmid is its inode
+   * number: asked of shm_next_id (the namespace's, CONFIG_CHECKPOINT_RESTORE),
+   * else segments made until one has it (where that number is small) */
+  pa = mmap(NULL, OBJ_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (pa == MAP_FAILED)
+    goto out;
+  pa[0] = 1;
+  x.ra = pf_os_object_id(pa + WORD_OFF, &ia);
+  x.anon_ino = (unsigned long long)ia.ino;
+  id = -1;
+  if (x.ra == 1 && ia.ino > 0 && ia.ino < 0x7fffffff) {
+    char num[32];
+    int nfd = open("/proc/sys/kernel/shm_next_id", O_WRONLY);
+    n = snprintf(num, sizeof num, "%llu", (unsigned long long)ia.ino);
+    if (nfd >= 0 && write(nfd, num, (size_t)n) == (ssize_t)n)
+      id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600);
+    if (nfd >= 0)
+      close(nfd);
+    for (n = 1; id != (int)ia.ino && ia.ino < 2048 && n <= (int)ia.ino; n++)
+      if ((id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600)) < 0 || id > (int)ia.ino)
+        break;
+    if (id == (int)ia.ino && (pc = shmat(id, NULL, 0)) != (void *)-1) {
+      x.collide_n = id;
+      x.rc = pf_os_object_id(pc + WORD_OFF % 4096, &ic);
+      x.collide_differs = x.rc == 1 && !(ic.dev == ia.dev && ic.ino == ia.ino);
+    }
+  }
+  /* a second namespace's first segment */
+  if (unshare(CLONE_NEWIPC) != 0 || (id = shmget(IPC_PRIVATE, OBJ_SIZE, IPC_CREAT | 0600)) != 0
+      || (pb = shmat(id, NULL, 0)) == (void *)-1)
+    goto out;
+  x.rb = pf_os_object_id(pb + WORD_OFF, &ib);
+  x.other_ns = x.rb == 1 && !id_eq(&i0, &ib) ? 1 : 2;
+out:
+  if (write(fd, &x, sizeof x) != (ssize_t)sizeof x)
+    _exit(1);
+  _exit(0);
+}
+
+static void
+check_sysv_ns(int maps)
+{
+  const char *how = maps ? "maps" : "query";
+  struct sysv_res x;
+  int pfd[2], st;
+  pid_t k;
+  if (pipe(pfd) != 0)
+    sysbail("pipe");
+  fflush(stdout);
+  if ((k = fork()) < 0)
+    sysbail("fork");
+  if (k == 0) {
+    close(pfd[0]);
+    sysv_ns_child(pfd[1]);
+  }
+  close(pfd[1]);
+  if (read(pfd[0], &x, sizeof x) != (ssize_t)sizeof x)
+    bail("the SysV namespace child said nothing");
+  close(pfd[0]);
+  while (waitpid(k, &st, 0) < 0)
+    ;
+  if (x.made <= 0) {
+    for (st = 0; st < 3; st++) {
+      if (x.made == 0)
+        skip("sysv (%s): no IPC namespace of our own here (unshare: root only)", how);
+      else
+        skip("sysv (%s): a new IPC namespace's first segment is %d here, not 0", how, -x.made);
+    }
+    return;
+  }
+  ok(x.r0 == 1 && x.r0b == 1 && x.same0,
+     "sysv (%s): shmid 0 of a new IPC namespace, attached twice: %d, %d, one identity (ino %#llx)",
+     how, x.r0, x.r0b, x.ino0);
+  if (x.other_ns == 0)
+    skip("sysv (%s): no second namespace's segment 0", how);
+  else
+    ok(x.other_ns == 1, "sysv (%s): shmid 0 of another namespace: %d, another object", how, x.rb);
+  if (x.collide_n < 0)
+    skip("sysv (%s): the anonymous mapping's inode %llu (%d) is out of the shmids' reach here",
+         how, x.anon_ino, x.ra);
+  else
+    ok(x.collide_differs,
+       "sysv (%s): shmid %d beside an anonymous shared mapping of inode %llu: %d, another object",
+       how, x.collide_n, x.anon_ino, x.rc);
 }
 
 /* Private memory, nothing mapped, and a mapping replaced at its address. */
@@ -329,6 +449,7 @@ main(int argc, char **argv)
     }
     for (kind = 0; kind < 5; kind++)
       check_kind(kind, maps, argv[0]);
+    check_sysv_ns(maps);
     check_others(maps);
   }
   return 0;

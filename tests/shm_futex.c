@@ -54,6 +54,7 @@ main(void)
 
 #include <limits.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -613,6 +614,132 @@ check_os_limits(const struct so_obj *o, char *p)
      so_kinds[o->kind], strerror(er), strerror(eo), strerror(eb), strerror(ep));
 }
 
+#ifdef __linux__
+/* SysV segments against the other shmem files, in an IPC namespace of the
+ * test's own (root's unshare; a fork child owns it).  A segment's inode
+ * number is its shmid, numbered from 0 in each namespace and shared with
+ * the other files of its device (memfds, anonymous shared memory): the
+ * kernel keys by the inode itself, and so must the emulation.  Checked:
+ *   - shmid 0 (the namespace's first segment): a grandchild waits through
+ *     one attachment; the child sees it queued through another (a
+ *     CMP_REQUEUE onto the word itself counts the waiters without waking
+ *     them) and wakes it there: 1;
+ *   - a memfd and the segment whose shmid is the memfd's inode number
+ *     (shm_next_id, CONFIG_CHECKPOINT_RESTORE): a grandchild waits on the
+ *     segment's word; a wake of the memfd's word at the same offset counts
+ *     nobody and leaves it queued; the segment's wake counts it.
+ * Child's exit: 0 good, 10 no namespace or no shm_next_id (skip), else the
+ * failing step. */
+static long
+queued_on(uint32_t *w)
+{
+  return pfutex(w, FUTEX_CMP_REQUEUE, 0, (const struct timespec *)(uintptr_t)INT_MAX, w, 0);
+}
+
+static int
+sysv_wait_child(uint32_t *w)
+{
+  pid_t k;
+  fflush(stdout);
+  if ((k = fork()) == 0) {
+    alarm(60);
+    _exit(do_wait(w, 0, 0, 0));
+  }
+  return (int)k;
+}
+
+/* until the waiter is queued on w (20 s): 1, else 0 */
+static int
+sysv_until_queued(uint32_t *w)
+{
+  long long end = pft_now_ns() + 20000000000LL;
+  while (queued_on(w) != 1)
+    if (pft_now_ns() > end)
+      return 0;
+    else
+      usleep(1000);
+  return 1;
+}
+
+static int
+sysv_ns_main(void)
+{
+  struct stat sb;
+  char num[32], *m;
+  uint32_t *p1, *p2, *c;
+  int id, mfd, nfd, n;
+  pid_t k;
+  if (unshare(CLONE_NEWIPC) != 0)
+    return 10;
+  if ((id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600)) != 0)
+    return 10;
+  if ((p1 = shmat(id, NULL, 0)) == (void *)-1 || (p2 = shmat(id, NULL, 0)) == (void *)-1)
+    return 20;
+  p1[10] = 0;
+  if ((k = sysv_wait_child(p1 + 10)) < 0)
+    return 21;
+  if (!sysv_until_queued(p2 + 10)) {
+    kill(k, SIGKILL);
+    return 22;                            /* shmid 0's words not met across processes */
+  }
+  if (pfutex(p2 + 10, FUTEX_WAKE, 1, NULL, NULL, 0) != 1 || reap(k) != 0)
+    return 23;
+  /* a memfd, and the segment numbered as its inode */
+  if ((mfd = (int)syscall(SYS_memfd_create, "pfutex-sysv", 0)) < 0 || ftruncate(mfd, 4096) != 0
+      || fstat(mfd, &sb) != 0)
+    return 30;
+  m = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, mfd, 0);
+  if (m == MAP_FAILED || (nfd = open("/proc/sys/kernel/shm_next_id", O_WRONLY)) < 0)
+    return 10;
+  n = snprintf(num, sizeof num, "%llu", (unsigned long long)sb.st_ino);
+  if (write(nfd, num, (size_t)n) != (ssize_t)n)
+    return 10;
+  close(nfd);
+  if ((id = shmget(IPC_PRIVATE, 4096, IPC_CREAT | 0600)) < 0 || (uint64_t)id != (uint64_t)sb.st_ino
+      || (c = shmat(id, NULL, 0)) == (void *)-1)
+    return 10;
+  c[10] = 0;
+  ((uint32_t *)(void *)m)[10] = 0;
+  if ((k = sysv_wait_child(c + 10)) < 0)
+    return 31;
+  if (!sysv_until_queued(c + 10)) {
+    kill(k, SIGKILL);
+    return 32;
+  }
+  if (pfutex((uint32_t *)(void *)m + 10, FUTEX_WAKE, INT_MAX, NULL, NULL, 0) != 0) {
+    kill(k, SIGKILL);
+    return 33;                            /* the memfd's wake met the segment's waiter */
+  }
+  if (queued_on(c + 10) != 1 || pfutex(c + 10, FUTEX_WAKE, 1, NULL, NULL, 0) != 1 || reap(k) != 0)
+    return 34;
+  return 0;
+}
+
+static void
+check_sysv_ns(void)
+{
+  pid_t k;
+  int st;
+  if (waitwake_kinds & 1u << 3) {
+    skip("sysv in a namespace of its own: this OS's own futex keys SysV words");
+    return;
+  }
+  fflush(stdout);
+  if ((k = fork()) < 0)
+    sysbail("fork");
+  if (k == 0)
+    _exit(sysv_ns_main());
+  st = reap(k);
+  if (st == 10)
+    skip("sysv in a namespace of its own: no IPC namespace or no shm_next_id here (root only)");
+  else
+    ok(st == 0,
+       "sysv in an IPC namespace of its own: shmid 0 met across processes; a memfd's wake does not "
+       "reach the segment numbered as its inode (child: %d)",
+       st);
+}
+#endif
+
 int
 main(int argc, char **argv)
 {
@@ -660,6 +787,9 @@ main(int argc, char **argv)
   }
   check_private_cow();
   check_private_vs_shared();
+#ifdef __linux__
+  check_sysv_ns();
+#endif
   return 0;
 }
 #endif

@@ -63,16 +63,31 @@ static int
 pf_objid_query(int fd, uintptr_t a, struct pf_os_objid *id, unsigned int *fl)
 {
   struct pf_procmap_query q;
-  memset(&q, 0, sizeof q);
-  q.size = sizeof q;
-  q.query_addr = a;
-  if (ioctl(fd, PF_PROCMAP_QUERY, &q) != 0)
-    return errno == ENOENT ? 0 : -1;
+  char name[64];
+  int named;
+  /* with the mapping's name (a SysV segment's: procmap.h); a name that
+   * does not fit (ENAMETOOLONG) is a file's, asked again without it */
+  for (named = 1;; named = 0) {
+    memset(&q, 0, sizeof q);
+    q.size = sizeof q;
+    q.query_addr = a;
+    if (named) {
+      memset(name, 0, sizeof name);           /* (valgrind does not see the kernel write it) */
+      q.vma_name_addr = (uint64_t)(uintptr_t)name;
+      q.vma_name_size = sizeof name;
+    }
+    if (ioctl(fd, PF_PROCMAP_QUERY, &q) == 0)
+      break;
+    if (!named || errno != ENAMETOOLONG)
+      return errno == ENOENT ? 0 : -1;
+  }
   if (a < q.vma_start || a >= q.vma_end)
     return 0;                                  /* (never without the covering-or-next flag) */
   *fl = (unsigned int)q.vma_flags;
   id->dev = pf_objid_dev(q.dev_major, q.dev_minor);
   id->ino = q.inode;
+  if (named && q.vma_name_size > 0 && pf_procmap_sysv_name(name))
+    id->ino = pf_procmap_sysv_ino(q.inode);
   id->off = q.vma_offset + (a - q.vma_start);
   return 1;
 }
@@ -139,6 +154,10 @@ pf_objid_maps(int fd, uintptr_t a, struct pf_os_objid *id, unsigned int *fl)
         return -1;
       id->dev = pf_objid_dev(maj, min);
       id->ino = pf_objid_num(&q, 10);
+      while (*q == ' ')
+        q++;
+      if (pf_procmap_sysv_name(q))
+        id->ino = pf_procmap_sysv_ino(id->ino);
       id->off = off + (a - lo);
       return 1;
     }
@@ -214,7 +233,7 @@ int
 pf_os_object_id(const void *p, struct pf_os_objid *id)
 {
   uintptr_t a = (uintptr_t)p;
-  int fd, r = -1, saved = errno, opened, tries;
+  int fd, r = -1, saved = errno, opened, tries, nofile;
   unsigned int fl = 0;
   unsigned int st = AO_int_load(&pf_objid_query_state);
   memset(id, 0, sizeof *id);
@@ -249,11 +268,16 @@ pf_os_object_id(const void *p, struct pf_os_objid *id)
     return -EFAULT;
   /* The kernel's get_futex_key: the page is taken for writing, else (a
    * wait) for reading, and a read-only anonymous page is refused. */
+  /* No file is device 0:0 and inode 0 (anonymous memory, the heap, the
+   * stack): an inode of 0 alone is no sign of it, since a SysV segment's
+   * inode is its shmid (ipc/shm.c newseg), and the first segment of an IPC
+   * namespace is shmid 0 (device 0:1, shmem's). */
+  nofile = id->dev == 0 && id->ino == 0;
   if (!(fl & (PF_PROCMAP_VMA_READABLE | PF_PROCMAP_VMA_WRITABLE)))
     return -EFAULT;
-  if (!(fl & PF_PROCMAP_VMA_SHARED) && !(fl & PF_PROCMAP_VMA_WRITABLE) && id->ino == 0)
+  if (!(fl & PF_PROCMAP_VMA_SHARED) && !(fl & PF_PROCMAP_VMA_WRITABLE) && nofile)
     return -EFAULT;                          /* a read-only private anonymous page */
-  if (!(fl & PF_PROCMAP_VMA_SHARED) || id->ino == 0)
+  if (!(fl & PF_PROCMAP_VMA_SHARED) || nofile)
     return 0;                                /* private: keyed by address, as the kernel
                                                 keys an anonymous page */
   return 1;

@@ -8,7 +8,9 @@
 #define PF_LINUX_PROCMAP_H
 
 #include <stdint.h>
+#include <string.h>
 #include <sys/ioctl.h>
+#include <unistd.h>
 
 struct pf_procmap_query {
   uint64_t size, query_flags, query_addr;
@@ -25,5 +27,40 @@ struct pf_procmap_query {
 #define PF_PROCMAP_VMA_SHARED     0x08u
 /* query_flags: the mapping holding the address, else the next one */
 #define PF_PROCMAP_COVERING_OR_NEXT 0x10u
+
+/* SysV segments.  A segment is a shmem file whose inode number is its
+ * shmid (ipc/shm.c newseg), so it shares its numbers with the other files
+ * of its device (anonymous shared memory and memfds: get_next_ino), and
+ * every IPC namespace numbers its segments from 0.  The kernel keys a
+ * futex by the inode itself, never by its number.  Here a segment is
+ * told by its name ("/SYSV" and the key, in the maps file and in the
+ * query's vma_name) and its inode number becomes the tag below, the IPC
+ * namespace's inode number (bits 31-62) and the shmid (bits 0-30): no
+ * other file's number has bit 63 (shmem's are 32-bit), and two namespaces'
+ * segments differ. */
+#define PF_PROCMAP_SYSV_INO 0x8000000000000000ull
+
+static inline int
+pf_procmap_sysv_name(const char *name)
+{
+  return strncmp(name, "/SYSV", 5) == 0;
+}
+
+/* The identity's inode number for segment shmid of this process's IPC
+ * namespace (0 in bits 31-62 if /proc/self/ns/ipc cannot be read). */
+static inline uint64_t
+pf_procmap_sysv_ino(uint64_t shmid)
+{
+  char buf[64];
+  uint64_t ns = 0;
+  ssize_t n = readlink("/proc/self/ns/ipc", buf, sizeof buf - 1);
+  if (n > 0) {
+    const char *q = memchr(buf, '[', (size_t)n);
+    buf[n] = '\0';
+    for (q = q ? q + 1 : buf + n; *q >= '0' && *q <= '9'; q++)
+      ns = ns * 10 + (uint64_t)(*q - '0');
+  }
+  return PF_PROCMAP_SYSV_INO | (ns & 0xffffffffull) << 31 | (shmid & 0x7fffffffull);
+}
 
 #endif

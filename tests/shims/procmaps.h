@@ -65,6 +65,8 @@ pf_shim_maps_parse(const char *q, struct pf_shim_map *m)
   n = strlen(q) < sizeof m->path - 1 ? strlen(q) : sizeof m->path - 1;
   memcpy(m->path, q, n);
   m->path[n] = '\0';
+  if (pf_procmap_sysv_name(m->path))
+    m->ino = pf_procmap_sysv_ino(m->ino);  /* the host's identity of a segment (procmap.h) */
   return 1;
 }
 
@@ -117,8 +119,9 @@ pf_shim_maps_above(const struct pf_shim_map *m, void *arg)
 }
 
 /* The first mapping that ends above a (the one holding it, or the next):
- * 1 with *m set (m->path left empty), 0 when there is none, -1 when
- * nothing can be read. One ioctl where the kernel has PROCMAP_QUERY (a
+ * 1 with *m set (m->path: the kernel's name of it, or empty), 0 when
+ * there is none, -1 when nothing can be read.  One ioctl where the kernel
+ * has PROCMAP_QUERY (two for a name too long for m->path) (a
  * model called on every shared futex op must not read the text of every
  * mapping: under load that costs milliseconds); the walk elsewhere.
  * errno is kept. */
@@ -139,7 +142,15 @@ pf_shim_maps_at(uint64_t a, struct pf_shim_map *m)
     q.size = sizeof q;
     q.query_flags = PF_PROCMAP_COVERING_OR_NEXT;
     q.query_addr = a;
+    memset(m->path, 0, sizeof m->path);
+    q.vma_name_addr = (uint64_t)(uintptr_t)m->path;   /* a name too long: without it */
+    q.vma_name_size = sizeof m->path;
     r = ioctl(fd, PF_PROCMAP_QUERY, &q) == 0 ? 0 : errno;
+    if (r == ENAMETOOLONG) {
+      q.vma_name_addr = 0;
+      q.vma_name_size = 0;
+      r = ioctl(fd, PF_PROCMAP_QUERY, &q) == 0 ? 0 : errno;
+    }
     close(fd);
     if (r != 0 && r != ENOENT)
       __atomic_store_n(&no_query, 1, __ATOMIC_RELAXED);
@@ -156,7 +167,10 @@ pf_shim_maps_at(uint64_t a, struct pf_shim_map *m)
       m->perms[1] = (q.vma_flags & PF_PROCMAP_VMA_WRITABLE) ? 'w' : '-';
       m->perms[2] = (q.vma_flags & PF_PROCMAP_VMA_EXECUTABLE) ? 'x' : '-';
       m->perms[3] = (q.vma_flags & PF_PROCMAP_VMA_SHARED) ? 's' : 'p';
-      m->path[0] = '\0';
+      if (q.vma_name_size == 0)
+        m->path[0] = '\0';
+      if (pf_procmap_sysv_name(m->path))
+        m->ino = pf_procmap_sysv_ino(m->ino);
       return 1;
     }
   }
