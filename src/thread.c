@@ -125,8 +125,9 @@ pf_pool_grow_locked(void)
     chunk[i].next_free = pf_pool_free;
     pf_pool_free = &chunk[i];
   }
-  AO_nop_full();
-  pf_chunks[pf_nchunks++] = chunk;
+  /* published with release: a reader that loads it with acquire
+   * (pf_parker_any, from any thread) sees the records made */
+  AO_store_release((volatile AO_t *)(void *)&pf_chunks[pf_nchunks++], (AO_t)(uintptr_t)chunk);
   return 0;
 }
 
@@ -213,7 +214,8 @@ pf_parker_any(int (*pred)(const struct pf_parker *p, void *arg), void *arg)
 {
   unsigned int c, r, l;
   for (c = 0; c < PF_CHUNKS_MAX; c++) {
-    struct pf_thread *chunk = pf_chunks[c];
+    struct pf_thread *chunk
+        = (struct pf_thread *)(uintptr_t)AO_load_acquire((volatile AO_t *)(void *)&pf_chunks[c]);
     if (!chunk)
       break;
     for (r = 0; r < PF_CHUNK; r++)

@@ -118,7 +118,7 @@ static void *
 kid_stay(void *arg)
 {
   char c;
-  *(pid_t *)arg = pf_test_generic_tid();
+  __atomic_store_n((pid_t *)arg, pf_test_generic_tid(), __ATOMIC_RELEASE);   /* read with acquire */
   if (read(kid_go[0], &c, 1) != 1)   /* until the parent says */
     _exit(4);
   return NULL;

@@ -462,6 +462,12 @@ pft_wait_parked(struct pft_waiter *w)
 void
 pft_waiter_start(struct pft_waiter *w)
 {
+#if !defined(_WIN32) && defined(PF_HAVE_EMU)
+  /* asked before the thread runs: its first op may be what selects the
+   * backend (under pthread_once; helgrind sees no order for a read of the
+   * name from here meanwhile) */
+  int emu = pft_backend_is_emu();
+#endif
   w->started = w->done = 0;
   if (pthread_create(&w->thread, NULL, pft_waiter_main, w) != 0)
     sysbail("pthread_create");
@@ -470,7 +476,7 @@ pft_waiter_start(struct pft_waiter *w)
   if (pft_wait_asleep(w->tid) != 0 && !__atomic_load_n(&w->done, __ATOMIC_SEQ_CST))
     bail("waiter thread %d vanished", (int)w->tid);
 #if !defined(_WIN32) && defined(PF_HAVE_EMU)
-  if (pft_backend_is_emu())
+  if (emu)
     pft_wait_parked(w);
 #endif
 }
