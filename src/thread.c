@@ -127,7 +127,8 @@ pf_pool_grow_locked(void)
   }
   /* published with release: a reader that loads it with acquire
    * (pf_parker_any, from any thread) sees the records made */
-  AO_store_release((volatile AO_t *)(void *)&pf_chunks[pf_nchunks++], (AO_t)(uintptr_t)chunk);
+  AO_store_release((volatile AO_t *)(void *)&pf_chunks[pf_nchunks], (AO_t)(uintptr_t)chunk);
+  pf_nchunks++;                             /* (not in the macro's argument: it may be read twice) */
   return 0;
 }
 
