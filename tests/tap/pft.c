@@ -101,21 +101,6 @@ pft_gettid(void)
   return (pid_t)GetCurrentThreadId();
 }
 
-ssize_t
-pft_read_file(const char *path, char *buf, size_t size)
-{
-  ssize_t n;
-  int fd;
-  if (size < 2 || (fd = open(path, O_RDONLY)) < 0)
-    return -1;
-  n = read(fd, buf, size - 1);
-  close(fd);
-  if (n <= 0)
-    return -1;
-  buf[n] = 0;
-  return n;
-}
-
 int
 pft_task_state(pid_t pid, pid_t tid)
 {

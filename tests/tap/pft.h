@@ -32,10 +32,12 @@
  * failure.  Every blocking test calls it first. */
 void pft_watchdog(unsigned int seconds);
 
+#ifndef _WIN32
 /* Read at most size - 1 bytes of the file at path into buf (a /proc
  * file: one read) and end them with a NUL: the count, or -1 when it
  * cannot be opened or reads nothing. */
 ssize_t pft_read_file(const char *path, char *buf, size_t size);
+#endif
 
 /* The state letter ('S', 'R', 'D', 'Z', ...) of thread tid of process
  * pid from /proc (pid 0: this process; tid 0: the process itself), or -1
