@@ -14,7 +14,9 @@
  * where there is a descriptor.  Then: a private mapping (anonymous, and a
  * MAP_PRIVATE file mapping after its copy-on-write) is 0, nothing mapped
  * -EFAULT, and a munmap + mmap of another object at the same address gives
- * the other object at once (no stale identity).  Every check runs twice:
+ * the other object at once (no stale identity).  SysV segments in IPC
+ * namespaces of their own (check_sysv_ns: shmid 0, two namespaces, a
+ * shmid equal to another shmem file's inode number).  Every check runs twice:
  * through PROCMAP_QUERY (Linux 6.11+; where the kernel lacks it, both runs
  * use the maps reader and the first says so) and through /proc/self/maps.
  * Linux only: elsewhere pf_os_object_id answers ENOSYS for now. */

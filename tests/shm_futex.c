@@ -25,7 +25,9 @@
  * And, outside the kinds: a MAP_PRIVATE mapping written (copy-on-write)
  * before a fork is not shared (the child's wait times out, the parent's
  * wake counts nobody), and a PRIVATE wait is not woken by a shared wake
- * (the kernel keys them apart), on a MAP_SHARED word.
+ * (the kernel keys them apart), on a MAP_SHARED word; and SysV segments in
+ * an IPC namespace of their own (check_sysv_ns: shmid 0 across processes,
+ * a memfd's wake against the segment numbered as its inode).
  * Under a BSD shim backend (emu:freebsd-shim, emu:netbsd-shim,
  * emu:openbsd-shim) the program switches the port to its OS's own answer
  * (the model of the OS's map query through ports/<os>/objid.c, as the real
