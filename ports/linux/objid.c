@@ -63,31 +63,18 @@ static int
 pf_objid_query(int fd, uintptr_t a, struct pf_os_objid *id, unsigned int *fl)
 {
   struct pf_procmap_query q;
-  char name[64];
-  int named;
-  /* with the mapping's name (a SysV segment's: procmap.h); a name that
-   * does not fit (ENAMETOOLONG) is a file's, asked again without it */
-  for (named = 1;; named = 0) {
-    memset(&q, 0, sizeof q);
-    q.size = sizeof q;
-    q.query_addr = a;
-    if (named) {
-      memset(name, 0, sizeof name);           /* (valgrind does not see the kernel write it) */
-      q.vma_name_addr = (uint64_t)(uintptr_t)name;
-      q.vma_name_size = sizeof name;
-    }
-    if (ioctl(fd, PF_PROCMAP_QUERY, &q) == 0)
-      break;
-    if (!named || errno != ENAMETOOLONG)
-      return errno == ENOENT ? 0 : -1;
-  }
+  char name[64];                               /* the name tells a SysV segment (procmap.h) */
+  int e;
+  memset(&q, 0, sizeof q);
+  q.size = sizeof q;
+  q.query_addr = a;
+  if ((e = pf_procmap_query_named(fd, &q, name, sizeof name)) != 0)
+    return e == ENOENT ? 0 : -1;
   if (a < q.vma_start || a >= q.vma_end)
     return 0;                                  /* (never without the covering-or-next flag) */
   *fl = (unsigned int)q.vma_flags;
   id->dev = pf_objid_dev(q.dev_major, q.dev_minor);
-  id->ino = q.inode;
-  if (named && q.vma_name_size > 0 && pf_procmap_sysv_name(name))
-    id->ino = pf_procmap_sysv_ino(q.inode);
+  id->ino = pf_procmap_ino(q.inode, name);
   id->off = q.vma_offset + (a - q.vma_start);
   return 1;
 }
@@ -156,8 +143,7 @@ pf_objid_maps(int fd, uintptr_t a, struct pf_os_objid *id, unsigned int *fl)
       id->ino = pf_objid_num(&q, 10);
       while (*q == ' ')
         q++;
-      if (pf_procmap_sysv_name(q))
-        id->ino = pf_procmap_sysv_ino(id->ino);
+      id->ino = pf_procmap_ino(id->ino, q);
       id->off = off + (a - lo);
       return 1;
     }

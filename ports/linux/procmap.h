@@ -7,6 +7,7 @@
 #ifndef PF_LINUX_PROCMAP_H
 #define PF_LINUX_PROCMAP_H
 
+#include <errno.h>
 #include <stdint.h>
 #include <string.h>
 #include <sys/ioctl.h>
@@ -61,6 +62,34 @@ pf_procmap_sysv_ino(uint64_t shmid)
       ns = ns * 10 + (uint64_t)(*q - '0');
   }
   return PF_PROCMAP_SYSV_INO | (ns & 0xffffffffull) << 31 | (shmid & 0x7fffffffull);
+}
+
+/* The inode number an identity takes for a mapping named `name` showing
+ * inode number ino: a segment's tagged as above, any other's as it is. */
+static inline uint64_t
+pf_procmap_ino(uint64_t ino, const char *name)
+{
+  return pf_procmap_sysv_name(name) ? pf_procmap_sysv_ino(ino) : ino;
+}
+
+/* The query (q prepared: size, flags, address) with the mapping's name in
+ * name[size] ("" when it has none); a name that does not fit
+ * (ENAMETOOLONG) is a file's, asked again without it (name ""): 0, or the
+ * ioctl's errno. */
+static inline int
+pf_procmap_query_named(int fd, struct pf_procmap_query *q, char *name, uint32_t size)
+{
+  memset(name, 0, size);                      /* (valgrind does not see the kernel write it) */
+  q->vma_name_addr = (uint64_t)(uintptr_t)name;
+  q->vma_name_size = size;
+  if (ioctl(fd, PF_PROCMAP_QUERY, q) == 0)
+    return 0;
+  if (errno != ENAMETOOLONG)
+    return errno;
+  q->vma_name_addr = 0;
+  q->vma_name_size = 0;
+  name[0] = '\0';
+  return ioctl(fd, PF_PROCMAP_QUERY, q) == 0 ? 0 : errno;
 }
 
 #endif

@@ -65,8 +65,7 @@ pf_shim_maps_parse(const char *q, struct pf_shim_map *m)
   n = strlen(q) < sizeof m->path - 1 ? strlen(q) : sizeof m->path - 1;
   memcpy(m->path, q, n);
   m->path[n] = '\0';
-  if (pf_procmap_sysv_name(m->path))
-    m->ino = pf_procmap_sysv_ino(m->ino);  /* the host's identity of a segment (procmap.h) */
+  m->ino = pf_procmap_ino(m->ino, m->path);  /* the host's identity of a segment (procmap.h) */
   return 1;
 }
 
@@ -142,15 +141,7 @@ pf_shim_maps_at(uint64_t a, struct pf_shim_map *m)
     q.size = sizeof q;
     q.query_flags = PF_PROCMAP_COVERING_OR_NEXT;
     q.query_addr = a;
-    memset(m->path, 0, sizeof m->path);
-    q.vma_name_addr = (uint64_t)(uintptr_t)m->path;   /* a name too long: without it */
-    q.vma_name_size = sizeof m->path;
-    r = ioctl(fd, PF_PROCMAP_QUERY, &q) == 0 ? 0 : errno;
-    if (r == ENAMETOOLONG) {
-      q.vma_name_addr = 0;
-      q.vma_name_size = 0;
-      r = ioctl(fd, PF_PROCMAP_QUERY, &q) == 0 ? 0 : errno;
-    }
+    r = pf_procmap_query_named(fd, &q, m->path, sizeof m->path);
     close(fd);
     if (r != 0 && r != ENOENT)
       __atomic_store_n(&no_query, 1, __ATOMIC_RELAXED);
@@ -167,10 +158,7 @@ pf_shim_maps_at(uint64_t a, struct pf_shim_map *m)
       m->perms[1] = (q.vma_flags & PF_PROCMAP_VMA_WRITABLE) ? 'w' : '-';
       m->perms[2] = (q.vma_flags & PF_PROCMAP_VMA_EXECUTABLE) ? 'x' : '-';
       m->perms[3] = (q.vma_flags & PF_PROCMAP_VMA_SHARED) ? 's' : 'p';
-      if (q.vma_name_size == 0)
-        m->path[0] = '\0';
-      if (pf_procmap_sysv_name(m->path))
-        m->ino = pf_procmap_sysv_ino(m->ino);
+      m->ino = pf_procmap_ino(m->ino, m->path);
       return 1;
     }
   }
