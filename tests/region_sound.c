@@ -1083,10 +1083,11 @@ s3b(void)
        "slowest WAKE_OP %.3f s", c->spawned, c->ret0, c->other, tally, s3_hot_tally[0],
        s3_hot_tally[1], (double)worst / 1e9);
   rs_check(c->spawned > 0 && c->returned == c->spawned,
-           "3b: every one of the %d waits that started (of %d planned) returned (%d did, of %d "
-           "threads that ran: %s)", c->spawned, S3_N, c->returned, c->entered,
-           c->entered == c->spawned ? "the rest lost their wakeups"
-                                    : "threads created that never ran in 65 s");
+           "3b: every one of the %d waits that started (of %d planned) returned (%d did; %d "
+           "threads ran%s)", c->spawned, S3_N, c->returned, c->entered,
+           c->returned == c->spawned ? ""
+           : c->entered == c->spawned ? ": the rest lost their wakeups"
+                                      : ": some were created and never ran in 65 s");
   rs_check(tally == c->ret0 && c->other == 0,
            "3b: the wakes' counts (%ld) equal the waits that returned 0 (%d; %d other returns, "
            "last errno %s)", tally, c->ret0, c->other, pft_errname(c->last_err));
