@@ -130,6 +130,9 @@ pf_node_is_pi(const struct pf_node *n)
  * has not adopted it yet (wait.c (M)): its park is not armed, so a waker
  * marks it WAKING and gives no token (the waiter finds the mark). */
 #define PF_PI_ADOPT 0x00000001u
+/* The same for a futex_waitv member moved to another table (src/waitv.c):
+ * named by no parker until its waiter adopts it; a waker counts it. */
+#define PF_PI_VXADOPT 0x00000002u
 /* A node moved to another table whose destination is published in the
  * node itself, not in its waiter's record (src/requeue.c: the waiter is
  * another process's, or the node was one its waiter had not adopted):
@@ -150,11 +153,20 @@ pf_node_publish_dest(struct pf_node *n, uint64_t order, pf_ref ref)
 }
 /* A futex_waitv in a region (src/waitv.c): its parker is the waiter's
  * slot, on no queue, `pi` PF_VX_PARKER; member i's `pi` is PF_PI_VX | i << 21
- * | the parker's slot reference (slots: at most 2^20, region.h). */
+ * | the parker's slot reference (slots: at most 2^20, region.h).  In the
+ * private table a member's `pi` is PF_PI_VX | i << 21 (its lent record
+ * names the parker). */
 #define PF_VX_PARKER 0xffffffffu
 #define PF_VX_MEMBER(i, parker) (PF_PI_VX | ((uint32_t)(i) << 21) | (uint32_t)(parker))
 #define PF_VX_INDEX(pi) (((pi) >> 21) & 0x1ffu)
 #define PF_VX_LEAD(pi) ((pi) & 0x1fffffu)
+/* A futex_waitv member, adopted or not (not its parker). */
+static inline int
+pf_node_is_vx(const struct pf_node *n)
+{
+  uint32_t pi = AO_int_load(&n->pi);
+  return ((pi & PF_PI_KIND) == PF_PI_VX && pi != PF_VX_PARKER) || pi == PF_PI_VXADOPT;
+}
 
 static inline uint64_t
 pf_node_keyword(const struct pf_node *n)
@@ -326,6 +338,15 @@ struct pf_waiter {
    * vx_pref name that table's parker slot (its members name it) and whose
    * nodes[0].parker is that parker's local half. */
   struct pf_thread *vx_sec;
+  /* Members moved here from another table by a requeue and adopted in
+   * this process's table (src/waitv.c): a lent record each (its
+   * nodes[0]), chained by vx_next. */
+  struct pf_thread *vx_mv;
+  uint32_t vx_moves;               /* members adopted after a move (src/waitv.c) */
+  int vx_found;                    /* the highest entry found woken while following
+                                      moves, or -1 */
+  volatile int vx_intr;            /* a handler ran while the parker was rung (by a
+                                      move, perhaps: the wait must not go on) */
   int vx_sliced;                   /* the waitv parks in slices of its own (a park
                                       that ends one is a slice: src/schedpt.h) */
   /* A requeue to a word of another table (src/requeue.c, wait.c (M)): the
@@ -376,6 +397,7 @@ struct pf_thread {
                                       a region's words with private ones): rung with
                                       a shared unpark, at once */
   struct pf_thread *vx_next;
+  struct pf_waiter *vx_for;        /* the waitv whose members these nodes are */
   struct pf_table *vx_ptab;        /* lent as a further table's parker (vx_sec):
                                       that table, and its slot's reference */
   pf_ref vx_pref;
@@ -465,6 +487,12 @@ struct pf_waiter *pf_waiter_own(struct pf_table *tab, struct pf_node *n, pf_ref 
 int pf_waiter_move_locked(struct pf_waiter *w, struct pf_table *t2, struct pf_node *n2,
                           pf_ref ref2, struct pf_thread *rec2);
 int pf_waiter_adopt(struct pf_waiter *w);
+/* The destination a requeue published in w->node (of w->tab), MOVED:
+ * its table (a wait begun on it when it is a shared table), node,
+ * reference and (the private table) record.  0; 1 when out of reach;
+ * -errno (wait.c). */
+int pf_waiter_dest_published(struct pf_waiter *w, struct pf_table **tp, struct pf_node **np,
+                             pf_ref *refp, struct pf_thread **recp);
 /* Name (t2, n2) w's destination (NULL, NULL: none), as one pair for a
  * reader without the lock (pf_waiter_adopt); the caller holds the lock
  * of the bucket of the node named before or after. */
@@ -746,6 +774,11 @@ int pf_queue_wake_locked(struct pf_table *tab, uint32_t i, const struct pf_key *
                          uint32_t mask, int nr, struct pf_wake_list *l);
 /* Unlink w (reference r, QUEUED, on bucket b's queue), mark it WAKING and
  * chain it onto the list (pf_queue_wake_locked's step for one node). */
+/* Ring the parker of futex_waitv member w (reference r) of tab, under its
+ * bucket's lock: QUEUED -> WAKING, chained on l for its token (1), or
+ * unparked at once (a private member's shared parker), or rung already,
+ * or none (0). */
+int pf_vx_ring_locked(struct pf_table *tab, struct pf_node *w, pf_ref r, struct pf_wake_list *l);
 void pf_node_wake_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *w, pf_ref r,
                          struct pf_wake_list *l);
 /* After unlocking: unpark each (the token is the last touch). */
@@ -806,6 +839,9 @@ extern volatile AO_t pf_vx_woken_total;
  * ended as spurious wakeups (wait.c (M): only when a requeuer died or the
  * table was closed; tests check it stays 0 otherwise). */
 extern volatile AO_t pf_xmove_named_total, pf_xmove_pub_total, pf_xmove_unreachable_total;
+/* futex_waitv members followed to the node a move queued for them, in all
+ * (src/waitv.c (M); tests/storm reports them) */
+extern volatile AO_t pf_vx_followed_total;
 long pf_emu_waitv(struct pfutex_waitv *w, unsigned int nr, unsigned int flags,
                   const struct timespec *timeout, int clockid);
 int pf_emu_wake(const struct pf_req *r);

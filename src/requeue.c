@@ -11,11 +11,12 @@
  * named in its record; another process's waiter (between two shared
  * tables: two regions, a region and the shared mappings' table), or a
  * node its waiter had not adopted yet, finds it published in the node it
- * leaves.  A requeue that would move a futex_waitv member across tables,
- * or another process's waiter to a table that process has no entry in
- * (this process's private table, a region it has not opened), answers
- * EINVAL before anything is done, and ENOMEM when the target table has no
- * node left for them. */
+ * leaves; so does a futex_waitv member, whose waitv is rung instead of
+ * given a token (src/waitv.c (M)).  A requeue that would move another
+ * process's waiter to a table that process has no entry in (this
+ * process's private table, a region it has not opened) answers EINVAL
+ * before anything is done, and ENOMEM when the target table has no node
+ * left for them. */
 #include "emu.h"
 
 volatile AO_t pf_xmove_named_total, pf_xmove_pub_total, pf_xmove_unreachable_total; /* emu.h */
@@ -105,14 +106,27 @@ pf_xdest_next_rec(struct pf_xdest *d, struct pf_thread **recp, pf_ref *refp)
   return &rec->nodes[0].n;
 }
 
+/* The futex_waitv whose member (or member's node not adopted yet) w
+ * (ref) of t1 is, when it is this process's (src/waitv.c (M)): named by
+ * its lent record in the private table, by `waker` (its waiter's own
+ * reference) in a shared one; else NULL. */
+static struct pf_waiter *
+pf_vx_waiter_own(struct pf_table *t1, struct pf_node *w, pf_ref ref)
+{
+  if (!t1->slots)
+    return pf_thread_rec(ref)->vx_for;
+  return pf_waiter_own(t1, w, ref);
+}
+
 /* Queue n2 (ref2), a node not adopted yet for a waiter with `bitset`, in
- * bucket i2 of t2 under key k2, counted (its lock held). */
+ * bucket i2 of t2 under key k2, counted (its lock held); `pi`
+ * PF_PI_ADOPT, or PF_PI_VXADOPT for a futex_waitv member. */
 static void
 pf_xnode_queue_locked(struct pf_table *t2, uint32_t i2, const struct pf_key *k2,
-                      struct pf_node *n2, pf_ref ref2, uint32_t bitset, uint32_t lref)
+                      struct pf_node *n2, pf_ref ref2, uint32_t bitset, uint32_t lref, uint32_t pi)
 {
   struct pf_bucket *b2 = &t2->buckets[i2];
-  pf_node_prepare(n2, k2, i2, bitset, PF_PI_ADOPT);
+  pf_node_prepare(n2, k2, i2, bitset, pi);
   n2->waker = lref;                       /* its waiter's own reference (pf_waiter_of) */
   if (t2->slots) {
     n2->seq = t2->ops->next_seq(t2);
@@ -134,7 +148,8 @@ static int
 pf_xdest_claim_pub(struct pf_table *t1, struct pf_node *w, pf_ref ref, struct pf_xdest *d)
 {
   struct pf_table *t2 = d->tab;
-  int own = pf_waiter_own(t1, w, ref) != NULL;
+  int own = pf_node_is_vx(w) ? pf_vx_waiter_own(t1, w, ref) != NULL
+                             : pf_waiter_own(t1, w, ref) != NULL;
   if (t2->slots) {
     uint32_t o2;
     pf_ref r2;
@@ -193,9 +208,7 @@ pf_xmove_check_locked(struct pf_table *t1, uint32_t i1, const struct pf_key *k1,
       wake--;                             /* woken first */
       continue;
     }
-    if ((w->pi & PF_PI_KIND) == PF_PI_VX)
-      return -EINVAL;                     /* a waitv member */
-    if (pf_waiter_of(t1, w, ref))
+    if (!pf_node_is_vx(w) && pf_waiter_of(t1, w, ref))
       moves++;
     else if ((ret = pf_xdest_claim_pub(t1, w, ref, d)) < 0)
       return ret;
@@ -222,12 +235,13 @@ pf_xmove_pub_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w
                     struct pf_table *t2, uint32_t i2, const struct pf_key *k2, struct pf_xdest *d,
                     struct pf_wake_list *tokens)
 {
-  struct pf_waiter *own = pf_waiter_own(t1, w, ref);
+  int vx = pf_node_is_vx(w);
+  struct pf_waiter *own = vx ? pf_vx_waiter_own(t1, w, ref) : pf_waiter_own(t1, w, ref);
   struct pf_thread *rec = NULL;
   struct pf_node *n2;
   pf_ref ref2;
   uint32_t o2 = 0;
-  int fresh = w->pi != PF_PI_ADOPT;
+  int fresh = w->pi != PF_PI_ADOPT && w->pi != PF_PI_VXADOPT;
   if (t2->slots) {
     for (;;) {
       ref2 = d->xhead;
@@ -245,7 +259,10 @@ pf_xmove_pub_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w
   } else {
     if (!own || !(n2 = pf_xdest_next_rec(d, &rec, &ref2)))
       return 0;
-    rec->nodes[0].px_for = own;           /* its waiter (pf_waiter_own, wait.c (M)) */
+    if (vx)
+      rec->vx_for = own;                  /* its waitv (src/waitv.c (M)) */
+    else
+      rec->nodes[0].px_for = own;         /* its waiter (pf_waiter_own, wait.c (M)) */
   }
   /* The old node off first: the new one is queued once the old is MOVED
    * and names it (the crash order above).  The waiter's own reference: a
@@ -262,12 +279,16 @@ pf_xmove_pub_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w
                                              is how a rebuild files it */
   PF_CRASH("xmove_published");
   pf_xnode_queue_locked(t2, i2, k2, n2, ref2, w->bitset,
-                        t1->slots ? w->waker : own ? own->lref : 0);
+                        t1->slots ? w->waker : own ? own->lref : 0,
+                        vx ? PF_PI_VXADOPT : PF_PI_ADOPT);
   if (t2->slots)
     t2->ops->slot_give(t2, n2, o2);       /* its waiter's process's from here */
   PF_CRASH("xmove_given");
   AO_fetch_and_add1(&pf_xmove_pub_total);
-  if (fresh)
+  if (fresh && vx)
+    (void)pf_vx_ring_locked(t1, w, ref, tokens);   /* its group's parker: the waitv
+                                                      follows its moved members */
+  else if (fresh)
     pf_wake_list_add(tokens, t1, w, ref); /* an armed node: its token (an unadopted one
                                              has no park armed, and its waiter is on its
                                              way already) */
@@ -284,12 +305,13 @@ pf_xmove_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w, pf
                 struct pf_table *t2, uint32_t i2, const struct pf_key *k2, struct pf_xdest *d,
                 struct pf_wake_list *tokens)
 {
-  struct pf_waiter *wt = pf_waiter_of(t1, w, ref);
+  struct pf_waiter *wt = pf_node_is_vx(w) ? NULL : pf_waiter_of(t1, w, ref);
   struct pf_thread *rec = NULL;
   struct pf_node *n2;
   pf_ref ref2;
   int fresh = w->pi != PF_PI_ADOPT;
-  if (!wt)                                /* published, not named (as the check chose) */
+  if (!wt)                                /* published, not named (as the check chose;
+                                             a waitv member's always) */
     return pf_xmove_pub_locked(t1, b1, w, ref, t2, i2, k2, d, tokens);
   if (t2->slots) {
     ref2 = d->slots;
@@ -299,7 +321,7 @@ pf_xmove_locked(struct pf_table *t1, struct pf_bucket *b1, struct pf_node *w, pf
   } else if (!(n2 = pf_xdest_next_rec(d, &rec, &ref2))) {
     return 0;
   }
-  pf_xnode_queue_locked(t2, i2, k2, n2, ref2, w->bitset, wt->lref);
+  pf_xnode_queue_locked(t2, i2, k2, n2, ref2, w->bitset, wt->lref, PF_PI_ADOPT);
   PF_CRASH("xmove_queued");
   pf_queue_unlink_locked(t1, b1, w);
   w->linked = 0;

@@ -68,12 +68,13 @@ extern __thread int pf_sched_poll;
  * parker, so the scheduler may fire the slice once one of them would end
  * the wait: state words of slots (in shared memory, the same address in
  * every process of a region), each ready when it is not QUEUED (a further
- * table's parker, rung) or when it is WAKING (a member, counted). */
+ * table's parker, rung) or when it is WAKING (a member, counted) or MOVED
+ * (a member whose requeuer died before it rang the parker). */
 #define PF_SCHED_ALT_MAX 8
 struct pf_sched_alt {
   int n;
   const volatile unsigned int *state[PF_SCHED_ALT_MAX];
-  int waking[PF_SCHED_ALT_MAX];          /* 0: ready when not QUEUED; 1: when WAKING */
+  int waking[PF_SCHED_ALT_MAX];          /* 0: ready when not QUEUED; 1: when WAKING or MOVED */
 };
 extern __thread struct pf_sched_alt pf_sched_alt;
 

@@ -545,10 +545,11 @@ pf_node_wake_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *w
   AO_int_store_release(&w->state, PF_W_WAKING);   /* a waiter may see it without the token (R) */
   pf_node_uncount_locked(b, w);
   PF_CRASH("wake_marked");
-  if (PF_UNLIKELY(w->pi == PF_PI_ADOPT)) {
-    /* Queued by a cross-table requeue, not adopted yet (wait.c (M)): its
-     * park is not armed and its waiter is on its way; it adopts the node
-     * under this lock, finds it WAKING and needs no token. */
+  if (PF_UNLIKELY(w->pi == PF_PI_ADOPT || w->pi == PF_PI_VXADOPT)) {
+    /* Queued by a cross-table requeue, not adopted yet (wait.c (M); a
+     * futex_waitv member's: src/waitv.c): its park is not armed and its
+     * waiter is on its way; it adopts the node under this lock, finds it
+     * WAKING and needs no token. */
     l->n++;
     return;
   }
@@ -556,39 +557,44 @@ pf_node_wake_locked(struct pf_table *tab, struct pf_bucket *b, struct pf_node *w
     /* A futex_waitv member (src/waitv.c): counted here, as Linux counts
      * each woken entry; its group's parker is rung once, by whoever
      * moves it from QUEUED first, under this lock (its waiter takes every
-     * member off under their locks before it looks at the parker).  In a
-     * region the parker is its waiter's slot, named by the member: rung
-     * only if it is a parker of the member's own process. */
-    struct pf_node *lead;
-    pf_ref lr;
-    if (!tab->slots) {
-      struct pf_thread *rec = pf_thread_rec(r);
-      lead = rec->vx_lead;
-      lr = rec->vx_lead_ref;
-      if (lead && rec->vx_lead_shared) {
-        /* the parker is a region's slot (a waitv mixing words): not of
-         * this table's wake list; rung and unparked here, once */
-        l->n++;
-        if (AO_int_compare_and_swap_full(&lead->state, PF_W_QUEUED, PF_W_WAKING))
-          pf_emu_port->unpark(&lead->park, 1);      /* the last touch (wait.c (D)) */
-        return;
-      }
-    } else {
-      lr = PF_VX_LEAD(w->pi);
-      lead = pf_node_get(tab, lr);
-      if (lead && (AO_int_load(&lead->pi) != PF_VX_PARKER || AO_int_load(&lead->owner) != AO_int_load(&w->owner)))
-        lead = NULL;                    /* a scribble: the member alone */
-    }
-    l->n++;
-    if (!lead || !AO_int_compare_and_swap_full(&lead->state, PF_W_QUEUED, PF_W_WAKING))
-      return;
-    if (tab->slots)
-      lead->waker = tab->ops->lock_id(tab);
-    w = lead;
-    r = lr;
-    l->n--;                             /* (counted above: the parker is no waiter) */
+     * member off under their locks before it looks at the parker). */
+    if (!pf_vx_ring_locked(tab, w, r, l))
+      l->n++;                           /* (rung: counted by the parker's entry) */
+    return;
   }
   pf_wake_list_add(l, tab, w, r);
+}
+
+int
+pf_vx_ring_locked(struct pf_table *tab, struct pf_node *w, pf_ref r, struct pf_wake_list *l)
+{
+  /* In a region the parker is its waiter's slot, named by the member:
+   * rung only if it is a parker of the member's own process. */
+  struct pf_node *lead;
+  pf_ref lr;
+  if (!tab->slots) {
+    struct pf_thread *rec = pf_thread_rec(r);
+    lead = rec->vx_lead;
+    lr = rec->vx_lead_ref;
+    if (lead && rec->vx_lead_shared) {
+      /* the parker is a region's slot (a waitv mixing words): not of
+       * this table's wake list; rung and unparked here, once */
+      if (AO_int_compare_and_swap_full(&lead->state, PF_W_QUEUED, PF_W_WAKING))
+        pf_emu_port->unpark(&lead->park, 1);      /* the last touch (wait.c (D)) */
+      return 0;
+    }
+  } else {
+    lr = PF_VX_LEAD(w->pi);
+    lead = pf_node_get(tab, lr);
+    if (lead && (AO_int_load(&lead->pi) != PF_VX_PARKER || AO_int_load(&lead->owner) != AO_int_load(&w->owner)))
+      lead = NULL;                    /* a scribble: the member alone */
+  }
+  if (!lead || !AO_int_compare_and_swap_full(&lead->state, PF_W_QUEUED, PF_W_WAKING))
+    return 0;
+  if (tab->slots)
+    lead->waker = tab->ops->lock_id(tab);
+  pf_wake_list_add(l, tab, lead, lr);
+  return 1;
 }
 
 void

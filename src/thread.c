@@ -170,6 +170,7 @@ pf_record_lend(void)
     t->vx_lead = NULL;
     t->vx_lead_shared = 0;
     t->vx_next = NULL;
+    t->vx_for = NULL;
     t->vx_ptab = NULL;
     t->vx_pref = 0;
   }

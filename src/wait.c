@@ -172,9 +172,10 @@
  * requeuer holds it until done) and looks again.  A destination out of
  * reach (its requeuer was killed half way, or this process closed that
  * table) ends the wait as a spurious wakeup: nothing queued for it is
- * left for a wake to count.  A futex_waitv member, or another process's
- * waiter to a table that process has no entry in, is not moved: EINVAL
- * with nothing done.
+ * left for a wake to count.  A futex_waitv member moves as another
+ * process's waiter does, and its waitv follows it (src/waitv.c (M)).
+ * Another process's waiter to a table that process has no entry in is
+ * not moved: EINVAL with nothing done.
  */
 #include "emu.h"
 #include "os.h"
@@ -254,7 +255,8 @@ pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async)
   int shared = w->tab->slots != NULL;
   if (!shared) {
     int ret;
-    PF_SCHED_SLICE(PF_SCHED_POLLING());          /* a poll's slice (sched points only) */
+    PF_SCHED_SLICE(PF_SCHED_POLLING() || w->vx_sliced);   /* a poll's slice, or a waitv's
+                                                             (sched points only) */
     ret = pf_port_park(w, 0, dl, async);
     PF_SCHED_SLICE(0);
     return ret;
@@ -341,7 +343,7 @@ pf_waiter_sleep(struct pf_waiter *w, const struct pf_deadline *dl, int async)
  * w's record): its table (a wait begun on it, found by its order among
  * this process's) and node.  0; 1 when it is out of reach (the table
  * closed, a scribble: the wait ends as a spurious wakeup); -errno. */
-static int
+int
 pf_waiter_dest_published(struct pf_waiter *w, struct pf_table **tp, struct pf_node **np,
                          pf_ref *refp, struct pf_thread **recp)
 {

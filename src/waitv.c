@@ -8,8 +8,9 @@
  *             record), tagged PF_PI_VX; each is queued on its word as a
  *             plain waiter is (count (A), push (H), then the word is read:
  *             wait.c's argument, entry by entry).  Wakes, wake_ops and
- *             requeues treat a member as any waiter (a requeue moves it);
- *             each one woken is counted.
+ *             requeues treat a member as any waiter (a requeue moves it,
+ *             to another table too: (M) below); each one woken is
+ *             counted.
  *   parker    the thread's own wait node (its nesting level) is the
  *             group's parker, on no queue: QUEUED while armed.  A waker
  *             that marks a member WAKING moves the parker from QUEUED to
@@ -75,6 +76,7 @@
 /* Members found woken at the ends of waits, in all (white-box tests: every
  * wake's count must be one of these, tests/waitv_storm). */
 volatile AO_t pf_vx_woken_total;
+volatile AO_t pf_vx_followed_total;       /* emu.h */
 
 struct pf_vx_entry {
   uint32_t *uaddr;
@@ -102,7 +104,7 @@ pf_vx_member(const struct pf_waiter *w, uint32_t k, pf_ref *ref)
  * off its queue under its bucket's lock (found WAKING: woken, *woken the
  * highest index), its slot given back. */
 static void
-pf_vx_end_table(struct pf_table *tab, pf_ref lead, int *woken)
+pf_vx_end_table(struct pf_table *tab, pf_ref lead, int *woken, int *moved)
 {
   struct pf_waiter tmp;
   uint32_t s;
@@ -116,14 +118,420 @@ pf_vx_end_table(struct pf_table *tab, pf_ref lead, int *woken)
       continue;
     if (AO_int_load(&m->state) != PF_W_IDLE) {          /* queued (IDLE: claimed only) */
       tmp.node = m;
-      if (!pf_waiter_dequeue(&tmp, PF_W_GONE, 0) && AO_int_load(&m->state) == PF_W_WAKING) {
-        if ((int)PF_VX_INDEX(pi) > *woken)
-          *woken = (int)PF_VX_INDEX(pi);
-        AO_fetch_and_add1(&pf_vx_woken_total);
+      if (!pf_waiter_dequeue(&tmp, PF_W_GONE, 0)) {
+        uint32_t st = AO_int_load_acquire(&m->state);
+        if (st == PF_W_MOVED) {
+          (*moved)++;
+          continue;                                     /* followed by the end (M) */
+        }
+        if (st == PF_W_WAKING) {
+          if ((int)PF_VX_INDEX(pi) > *woken)
+            *woken = (int)PF_VX_INDEX(pi);
+          AO_fetch_and_add1(&pf_vx_woken_total);
+        }
       }
     }
     AO_int_store(&m->state, PF_W_IDLE);
     tab->ops->slot_release(tab, m);
+  }
+}
+
+/* ---- (M) Members moved to another table ----------------------------------------
+ * A requeue moves a member to a word of another table as it moves a plain
+ * waiter whose record is out of its reach (src/requeue.c
+ * pf_xmove_pub_locked): it queues a node of the target table for the
+ * member's process (PF_PI_VXADOPT: named by no parker yet; a waker counts
+ * it and rings nothing), marks the member MOVED, publishes the node in it
+ * and rings the member's parker.  The waiter, rung with no member woken,
+ * follows each MOVED member to its node (moved on meanwhile: on again),
+ * and under that node's lock adopts it: names the parker of its table
+ * (the first table's, a further one's, or one made for it now), or in
+ * this process's table the group's through its record (vx_mv); or finds
+ * it WAKING: woken.  Then the parkers are armed again, and the members
+ * looked at once more (a wake that found a parker rung by the move rang
+ * nothing).  At the end, a MOVED member's node is taken off instead.  A
+ * destination out of reach (its requeuer killed half way, the table
+ * closed) ends the wait as a spurious wakeup of that entry, as a plain
+ * wait's (wait.c (M)). */
+
+/* A member's node given back, once followed or ended: a slot (and the
+ * wait begun on its table when found, `begun`), a lent record (vx_mv), or
+ * an entry of the group's own records (IDLE only). */
+static void
+pf_vx_drop(struct pf_waiter *w, struct pf_table *tab, struct pf_node *m, struct pf_thread *mrec,
+           int begun)
+{
+  if (tab->slots) {
+    if (tab->ops->slot_mine(tab, m))
+      AO_int_store(&m->state, PF_W_IDLE);
+    tab->ops->slot_release(tab, m);
+    if (begun)
+      tab->ops->wait_end(tab);
+    return;
+  }
+  AO_int_store(&m->state, PF_W_IDLE);
+  if (mrec) {
+    struct pf_thread **pp;
+    for (pp = &w->vx_mv; *pp; pp = &(*pp)->vx_next)
+      if (*pp == mrec) {
+        *pp = mrec->vx_next;
+        break;
+      }
+    mrec->vx_next = NULL;
+    mrec->vx_for = NULL;
+    mrec->vx_lead = NULL;
+    pf_record_return(mrec);
+  }
+}
+
+/* A parker slot of tab for w (a further table's, on w->vx_sec), armed,
+ * its local half in a lent record; a wait begun on tab, or the caller's
+ * (`begun`) taken over.  Its reference, or -errno (the caller's wait
+ * then still the caller's). */
+static long
+pf_vx_sec_add(struct pf_waiter *w, struct pf_table *tab, int begun)
+{
+  struct pf_thread *rec, **tail;
+  struct pf_node *q;
+  pf_ref ref;
+  int ret;
+  if (!(rec = pf_record_lend()))
+    return -ENOMEM;
+  if ((ret = tab->ops->slot_claim(tab, &ref, 1)) < 0) {
+    pf_record_return(rec);
+    return ret;
+  }
+  q = &tab->slots[ref - 1];
+  q->bucket = 0;
+  q->linked = 0;
+  q->counted = 0;
+  q->pushed = 0;
+  AO_int_store(&q->pi, PF_VX_PARKER);
+  if ((ret = pf_emu_port->prepare(&rec->nodes[0].parker, &q->park)) < 0) {
+    AO_int_store(&q->pi, 0);
+    tab->ops->slot_release(tab, q);
+    pf_record_return(rec);
+    return ret;
+  }
+  if (!begun)
+    tab->ops->wait_begin(tab);
+  AO_int_store(&q->state, PF_W_QUEUED);     /* armed, before any member names it */
+  rec->vx_ptab = tab;
+  rec->vx_pref = ref;
+  for (tail = &w->vx_sec; *tail; tail = &(*tail)->vx_next)
+    ;
+  *tail = rec;                              /* the end finds it from here on */
+  return (long)ref;
+}
+
+/* The parker a member of table tab names: the wait's own (w->ref) in the
+ * first shared table, a further table's (its lent record's) elsewhere. */
+static pf_ref
+pf_vx_lead_of(const struct pf_waiter *w, const struct pf_table *tab)
+{
+  struct pf_thread *rec;
+  if (tab == w->tab)
+    return w->ref;
+  for (rec = w->vx_sec; rec; rec = rec->vx_next)
+    if (rec->vx_ptab == tab)
+      return rec->vx_pref;
+  return 0;
+}
+
+/* Follow member m of tab (entry i; mrec its lent record, if of vx_mv;
+ * mbegun: a wait begun on tab for it), found MOVED, to the node queued
+ * for it, m given back, and under that node's lock: QUEUED, adopt it (or
+ * take it off: `ending`, or no parker could be made for it); WAKING: i;
+ * MOVED: on.  i also when out of reach (a spurious wakeup).  -1 (not
+ * woken), or -errno. */
+static int
+pf_vx_follow(struct pf_waiter *w, struct pf_table *tab, struct pf_node *m, struct pf_thread *mrec,
+             int mbegun, uint32_t i, int ending)
+{
+  for (;;) {
+    struct pf_waiter tmp;
+    struct pf_table *t2;
+    struct pf_node *n2;
+    struct pf_thread *rec2 = NULL;
+    pf_ref ref2, lead = 0;
+    uint32_t idx, st;
+    int ret, begun, mine, res;
+    uint32_t ob = AO_int_load(&m->bucket);
+    if (ob < tab->nbuckets) {
+      /* its requeuer holds that lock until the move is done (or died, and
+       * the lock is taken over): a node published and not queued yet is
+       * not one a dead requeuer left (seen MOVED at a slice's end, before
+       * the ring) */
+      if ((ret = pf_bucket_lock(tab, ob)) < 0)
+        return ret;
+      pf_bucket_unlock(tab, ob);
+    }
+    memset(&tmp, 0, sizeof tmp);
+    tmp.tab = tab;
+    tmp.node = m;
+    if ((ret = pf_waiter_dest_published(&tmp, &t2, &n2, &ref2, &rec2)) < 0)
+      return ret;
+    if (ret > 0)
+      goto unreachable;
+    begun = t2->slots != NULL;              /* (found by its order: a wait begun) */
+    if (!ending && t2->slots && !(lead = pf_vx_lead_of(w, t2))) {
+      long r = pf_vx_sec_add(w, t2, 1);     /* outside the lock: a claim may take
+                                               bucket locks (dead processes' slots) */
+      if (r > 0) {
+        lead = (pf_ref)r;
+        begun = 0;                          /* the parker's wait now */
+      }
+    }
+    idx = AO_int_load_acquire(&n2->bucket);
+    if (idx >= t2->nbuckets) {
+      if (begun)
+        t2->ops->wait_end(t2);
+      goto unreachable;                     /* a scribble */
+    }
+    if ((ret = pf_bucket_lock(t2, idx)) < 0) {
+      if (begun)
+        t2->ops->wait_end(t2);
+      return ret;
+    }
+    if (AO_int_load(&n2->bucket) != idx) {
+      pf_bucket_unlock(t2, idx);            /* requeued in its table meanwhile: again */
+      if (begun)
+        t2->ops->wait_end(t2);
+      continue;
+    }
+    st = AO_int_load_acquire(&n2->state);
+    mine = t2->slots ? t2->ops->slot_mine(t2, n2) : rec2->vx_for == w;
+    if (mine && st == PF_W_QUEUED)
+      mine = AO_int_load(&n2->pi) == PF_PI_VXADOPT && (!t2->slots || n2->waker == w->lref);
+    else if (mine)
+      mine = st == PF_W_WAKING || st == PF_W_MOVED || st == PF_W_IDLE;
+    if (!mine) {
+      /* not ours (any more): its requeuer died before it gave it, the
+       * table was closed and opened again; a scribble */
+      pf_bucket_unlock(t2, idx);
+      if (begun)
+        t2->ops->wait_end(t2);
+      goto unreachable;
+    }
+    res = -1;
+    if (st == PF_W_QUEUED && (ending || (t2->slots && !lead))) {
+      struct pf_bucket *b = &t2->buckets[idx];
+      (void)pf_bucket_ready_locked(t2, idx);
+      if (n2->linked)
+        pf_node_unlink_locked(t2, b, n2);   /* off, uncounted: no wake finds it now */
+      AO_int_store(&n2->state, PF_W_GONE);
+      if (!ending) {
+        res = (int)i;                       /* no parker for it (ENOMEM): a spurious
+                                               wakeup of this entry, counted as one */
+        AO_fetch_and_add1(&pf_xmove_unreachable_total);
+      }
+    } else if (st == PF_W_QUEUED) {
+      if (t2->slots) {
+        n2->waker = w->lref;
+        AO_int_store(&n2->pi, PF_VX_MEMBER(i, lead));
+      } else {
+        rec2->vx_lead = w->node;            /* rung as the group's private members */
+        rec2->vx_lead_ref = w->ref;
+        rec2->vx_lead_shared = w->tab->slots != NULL;
+        AO_int_store(&n2->pi, PF_VX_MEMBER(i, 0));   /* its entry (no parker slot) */
+        rec2->vx_next = w->vx_mv;
+        w->vx_mv = rec2;
+      }
+      w->vx_moves++;
+    } else if (st == PF_W_WAKING) {
+      res = (int)i;                         /* counted by a waker before we came */
+      AO_fetch_and_add1(&pf_vx_woken_total);
+    } else if (st == PF_W_IDLE) {
+      res = (int)i;                         /* never queued: its requeuer died first */
+      AO_fetch_and_add1(&pf_xmove_unreachable_total);
+    }
+    pf_bucket_unlock(t2, idx);
+    pf_vx_drop(w, tab, m, mrec, mbegun);
+    AO_fetch_and_add1(&pf_vx_followed_total);
+    if (st == PF_W_MOVED) {
+      tab = t2;                             /* moved on before we came: follow it */
+      m = n2;
+      mrec = rec2;
+      mbegun = begun;
+      continue;
+    }
+    if (st != PF_W_QUEUED || ending || (t2->slots && !lead))
+      pf_vx_drop(w, t2, n2, rec2, begun);   /* woken, taken off, never queued */
+    else if (begun)
+      t2->ops->wait_end(t2);                /* adopted: its parker holds the table */
+    return res;
+  unreachable:
+    pf_vx_drop(w, tab, m, mrec, mbegun);
+    AO_fetch_and_add1(&pf_xmove_unreachable_total);
+    return (int)i;
+  }
+}
+
+/* Every member of w that a requeue moved (MOVED, wherever it is: the
+ * group's records, vx_mv, the shared tables' slots naming w's parkers),
+ * followed (pf_vx_follow; `mref` forgets a first table's member slot
+ * followed).  w->vx_found: the highest entry found woken.  The members
+ * followed, or -errno. */
+static int
+pf_vx_follow_all(struct pf_waiter *w, const struct pf_vx_entry *e, pf_ref *mref, uint32_t nr,
+                 int ending)
+{
+  struct pf_thread *rec, *next;
+  uint32_t k, s;
+  int n = 0, r;
+  for (k = 0; k < w->vx_pushed; k++) {
+    pf_ref ref;
+    struct pf_node *m = pf_vx_member(w, k, &ref);
+    if (!m || AO_int_load_acquire(&m->state) != PF_W_MOVED)
+      continue;
+    if ((r = pf_vx_follow(w, &pf_table, m, NULL, 0, PF_VX_INDEX(m->pi), ending)) < -1)
+      return r;
+    if (r > w->vx_found)
+      w->vx_found = r;
+    n++;
+  }
+  for (rec = w->vx_mv; rec; rec = next) {
+    struct pf_node *m = &rec->nodes[0].n;
+    next = rec->vx_next;                    /* (a follow takes rec off the list) */
+    if (AO_int_load_acquire(&m->state) != PF_W_MOVED)
+      continue;
+    if ((r = pf_vx_follow(w, &pf_table, m, rec, 0, PF_VX_INDEX(m->pi), ending)) < -1)
+      return r;
+    if (r > w->vx_found)
+      w->vx_found = r;
+    n++;
+    next = w->vx_mv;                        /* the list changed: from its head again */
+  }
+  for (rec = NULL;; rec = rec ? rec->vx_next : w->vx_sec) {
+    struct pf_table *tab = rec ? rec->vx_ptab : w->tab;
+    pf_ref lead = rec ? rec->vx_pref : w->ref;
+    if (rec == NULL && (!tab || !tab->slots)) {
+      if (!w->vx_sec)
+        break;
+      continue;
+    }
+    for (s = 0; s < tab->nslots; s++) {
+      struct pf_node *m = &tab->slots[s];
+      uint32_t pi = AO_int_load(&m->pi), i;
+      if ((pi & PF_PI_KIND) != PF_PI_VX || pi == PF_VX_PARKER || PF_VX_LEAD(pi) != (uint32_t)lead
+          || AO_int_load_acquire(&m->state) != PF_W_MOVED || !tab->ops->slot_mine(tab, m))
+        continue;
+      i = PF_VX_INDEX(pi);
+      if (mref && i < nr && mref[i] == s + 1 && e[i].tab == tab)
+        mref[i] = 0;                        /* not its member any more */
+      if ((r = pf_vx_follow(w, tab, m, NULL, 0, i, ending)) < -1)
+        return r;
+      if (r > w->vx_found)
+        w->vx_found = r;
+      n++;
+    }
+    if (rec ? !rec->vx_next : !w->vx_sec)
+      break;
+  }
+  return n;
+}
+
+/* Is any member of w, wherever it is, WAKING (or with `moved`, MOVED)? */
+static int
+pf_vx_scan_any(const struct pf_waiter *w, int moved)
+{
+  const struct pf_thread *rec;
+  uint32_t k, s;
+  for (k = 0; k < w->vx_pushed; k++) {
+    pf_ref ref;
+    struct pf_node *m = pf_vx_member(w, k, &ref);
+    uint32_t st = m ? AO_int_load_acquire(&m->state) : PF_W_IDLE;
+    if (st == PF_W_WAKING || (moved && st == PF_W_MOVED))
+      return 1;
+  }
+  for (rec = w->vx_mv; rec; rec = rec->vx_next) {
+    uint32_t st = AO_int_load_acquire(&rec->nodes[0].n.state);
+    if (st == PF_W_WAKING || (moved && st == PF_W_MOVED))
+      return 1;
+  }
+  for (rec = NULL;; rec = rec ? rec->vx_next : w->vx_sec) {
+    struct pf_table *tab = rec ? rec->vx_ptab : w->tab;
+    pf_ref lead = rec ? rec->vx_pref : w->ref;
+    if (rec || (tab && tab->slots))
+      for (s = 0; s < tab->nslots; s++) {
+        struct pf_node *m = &tab->slots[s];
+        uint32_t pi = AO_int_load(&m->pi), st;
+        if ((pi & PF_PI_KIND) != PF_PI_VX || pi == PF_VX_PARKER || PF_VX_LEAD(pi) != (uint32_t)lead)
+          continue;
+        st = AO_int_load_acquire(&m->state);
+        if ((st == PF_W_WAKING || (moved && st == PF_W_MOVED)) && tab->ops->slot_mine(tab, m))
+          return 1;
+      }
+    if (rec ? !rec->vx_next : !w->vx_sec)
+      break;
+  }
+  return 0;
+}
+
+/* A parker rung (QUEUED -> WAKING) with no member woken: armed again, its
+ * token collected first. */
+static void
+pf_vx_rearm(struct pf_node *p, struct pf_parker *pk, int shared)
+{
+  if (AO_int_load_acquire(&p->state) != PF_W_WAKING)
+    return;
+  pf_emu_port->collect(pk, &p->park, shared);
+  (void)AO_int_compare_and_swap_full(&p->state, PF_W_WAKING, PF_W_QUEUED);
+}
+
+/* w's parker (or a further table's) was rung, or a slice's end found
+ * something: a wake, or a requeue's move (M)?  The moved members
+ * followed; then 1 when the wait ends (a member woken, or the parker not
+ * rung by a move: detached), else the parkers armed again and 0 (the
+ * members looked at after: a wake that found a parker rung rang none),
+ * or -errno. */
+static int
+pf_vx_moved_cheap(const struct pf_waiter *w, const struct pf_vx_entry *e, const pf_ref *mref,
+                  uint32_t nr)
+{
+  uint32_t i, k;
+  if (w->vx_moves)
+    return 1;                               /* adopted somewhere: look everywhere */
+  for (k = 0; k < w->vx_pushed; k++) {
+    pf_ref ref;
+    struct pf_node *m = pf_vx_member(w, k, &ref);
+    if (m && AO_int_load(&m->state) == PF_W_MOVED)
+      return 1;
+  }
+  for (i = 0; i < nr; i++)
+    if (mref[i] && AO_int_load(&e[i].tab->slots[mref[i] - 1].state) == PF_W_MOVED)
+      return 1;
+  return 0;
+}
+
+static int
+pf_vx_settle(struct pf_waiter *w, const struct pf_vx_entry *e, pf_ref *mref, uint32_t nr)
+{
+  for (;;) {
+    struct pf_thread *rec;
+    struct pf_crit c;
+    int n = 0;
+    if (pf_vx_moved_cheap(w, e, mref, nr)) {
+      pf_crit_enter(&c);
+      n = pf_vx_follow_all(w, e, mref, nr, 0);
+      pf_crit_exit(&c);
+      if (n < 0)
+        return n;
+    }
+    if (w->vx_found >= 0)
+      return 1;                             /* woken before it was adopted */
+    if (n == 0 && !w->vx_moves)
+      return 1;                             /* no move: a wake, or detached (as ever) */
+    if (pf_vx_scan_any(w, 0) || AO_int_load_acquire(&w->node->state) == PF_W_DETACHED
+        || w->vx_intr)
+      return 1;                             /* woken, or a handler ran: the end tells */
+    /* rung by moves only: armed again, then looked at again (a wake that
+     * found a parker rung rang none) */
+    pf_vx_rearm(w->node, &w->parker, w->tab->slots != NULL);
+    for (rec = w->vx_sec; rec; rec = rec->vx_next)
+      pf_vx_rearm(&rec->vx_ptab->slots[rec->vx_pref - 1], &rec->nodes[0].parker, 1);
+    if (!pf_vx_scan_any(w, 1))
+      return 0;
   }
 }
 
@@ -158,7 +566,7 @@ pf_vx_end(struct pf_waiter *w)
   struct pf_waiter tmp;
   struct pf_thread *rec, *next;
   uint32_t k;
-  int woken = -1;
+  int woken = -1, moved = 0;
 
   memset(&tmp, 0, sizeof tmp);
   tmp.tab = &pf_table;
@@ -168,44 +576,85 @@ pf_vx_end(struct pf_waiter *w)
     if (!m)
       break;
     tmp.node = m;
-    if (!pf_waiter_dequeue(&tmp, PF_W_GONE, 0) && AO_int_load(&m->state) == PF_W_WAKING) {
-      if ((int)m->seq > woken)
-        woken = (int)m->seq;                            /* its entry's index */
-      AO_fetch_and_add1(&pf_vx_woken_total);
+    if (!pf_waiter_dequeue(&tmp, PF_W_GONE, 0)) {
+      uint32_t st = AO_int_load_acquire(&m->state);
+      if (st == PF_W_MOVED) {
+        moved++;                                        /* (M) followed below */
+        continue;
+      }
+      if (st == PF_W_WAKING) {
+        if ((int)PF_VX_INDEX(m->pi) > woken)
+          woken = (int)PF_VX_INDEX(m->pi);              /* its entry's index */
+        AO_fetch_and_add1(&pf_vx_woken_total);
+      }
+    }
+    AO_int_store(&m->state, PF_W_IDLE);
+  }
+  for (rec = w->vx_mv; rec; rec = rec->vx_next) {       /* (M) adopted here */
+    struct pf_node *m = &rec->nodes[0].n;
+    tmp.node = m;
+    if (!pf_waiter_dequeue(&tmp, PF_W_GONE, 0)) {
+      uint32_t st = AO_int_load_acquire(&m->state);
+      if (st == PF_W_MOVED) {
+        moved++;
+        continue;
+      }
+      if (st == PF_W_WAKING) {
+        if ((int)PF_VX_INDEX(m->pi) > woken)
+          woken = (int)PF_VX_INDEX(m->pi);
+        AO_fetch_and_add1(&pf_vx_woken_total);
+      }
     }
     AO_int_store(&m->state, PF_W_IDLE);
   }
   if (ptab->slots)
-    pf_vx_end_table(ptab, w->ref, &woken);
-  /* the further tables' members, then their parkers (disarmed, or their
-   * tokens collected), their slots given back */
+    pf_vx_end_table(ptab, w->ref, &woken, &moved);
+  for (rec = w->vx_sec; rec; rec = rec->vx_next)
+    pf_vx_end_table(rec->vx_ptab, rec->vx_pref, &woken, &moved);
+  /* (M) the members moved and not adopted: their nodes taken off where
+   * they are (or found woken) */
+  if (moved)
+    (void)pf_vx_follow_all(w, NULL, NULL, 0, 1);
+  if (w->vx_found > woken)
+    woken = w->vx_found;
+  /* no member can be woken now: the further tables' parkers (disarmed, or
+   * their tokens collected), their slots given back, then the first */
   for (rec = w->vx_sec; rec; rec = next) {
     struct pf_table *st_tab = rec->vx_ptab;
     struct pf_node *q = &st_tab->slots[rec->vx_pref - 1];
     next = rec->vx_next;
-    pf_vx_end_table(st_tab, rec->vx_pref, &woken);
     pf_vx_disarm(q, &rec->nodes[0].parker, 1);
     st_tab->ops->slot_release(st_tab, q);
     st_tab->ops->wait_end(st_tab);
     pf_record_return(rec);
   }
   w->vx_sec = NULL;
-  /* no member can be woken now: the parker */
   pf_vx_disarm(p, &w->parker, ptab->slots != NULL);
   for (rec = w->vx; rec; rec = next) {
     next = rec->vx_next;
     pf_record_return(rec);
   }
+  for (rec = w->vx_mv; rec; rec = next) {
+    next = rec->vx_next;
+    rec->vx_next = NULL;
+    rec->vx_for = NULL;
+    rec->vx_lead = NULL;
+    pf_record_return(rec);
+  }
   w->vx = NULL;
+  w->vx_mv = NULL;
   w->vx_n = 0;
   w->vx_pushed = 0;
   w->vx_sliced = 0;
+  w->vx_moves = 0;
+  w->vx_found = -1;
   return woken;
 }
 
 void
 pf_vx_detach(struct pf_waiter *w)
 {
+  w->vx_intr = 1;                           /* (M) rung by a move: no re-arming */
   if (AO_int_compare_and_swap_full(&w->node->state, PF_W_QUEUED, PF_W_DETACHED))
     pf_emu_port->unpark(&w->node->park, w->tab && w->tab->slots != NULL);
 }
@@ -225,9 +674,10 @@ pf_vx_abandon(struct pf_waiter *w)
 
 /* After a slice of a waitv with shared tables' words: is any member
  * WAKING (its parker still armed: a waker that counted it died before
- * ringing it, wait.c (R)), or a further table's parker rung?  Those
- * tables' robust lists of dead processes are walked first, as a region
- * park's slice does for its own. */
+ * ringing it, wait.c (R)) or MOVED (its requeuer died before ringing it:
+ * (M) above), or a further table's parker rung?  Those tables' robust
+ * lists of dead processes are walked first, as a region park's slice
+ * does for its own. */
 static int
 pf_vx_any_waking(const struct pf_waiter *w, const struct pf_vx_entry *e, const pf_ref *mref,
                  uint32_t nr)
@@ -242,13 +692,16 @@ pf_vx_any_waking(const struct pf_waiter *w, const struct pf_vx_entry *e, const p
   for (k = 0; k < w->vx_pushed; k++) {
     pf_ref ref;
     struct pf_node *m = pf_vx_member(w, k, &ref);
-    if (m && AO_int_load(&m->state) == PF_W_WAKING)
+    uint32_t st = m ? AO_int_load(&m->state) : PF_W_IDLE;
+    if (st == PF_W_WAKING || st == PF_W_MOVED)
       return 1;
   }
-  for (i = 0; i < nr; i++)
-    if (mref[i] && AO_int_load(&e[i].tab->slots[mref[i] - 1].state) == PF_W_WAKING)
+  for (i = 0; i < nr; i++) {
+    uint32_t st = mref[i] ? AO_int_load(&e[i].tab->slots[mref[i] - 1].state) : PF_W_IDLE;
+    if (st == PF_W_WAKING || st == PF_W_MOVED)
       return 1;
-  return 0;
+  }
+  return w->vx_moves && pf_vx_scan_any(w, 1);
 }
 
 #ifdef PF_SCHED_POINTS
@@ -273,20 +726,6 @@ pf_vx_sched_alt(const struct pf_waiter *w, const struct pf_vx_entry *e, const pf
   pf_sched_alt.n = n;
 }
 #endif
-
-/* The parker a member of table tab names: the wait's own (w->ref) in the
- * first shared table, a further table's (its lent record's) elsewhere. */
-static pf_ref
-pf_vx_lead_of(const struct pf_waiter *w, const struct pf_table *tab)
-{
-  struct pf_thread *rec;
-  if (tab == w->tab)
-    return w->ref;
-  for (rec = w->vx_sec; rec; rec = rec->vx_next)
-    if (rec->vx_ptab == tab)
-      return rec->vx_pref;
-  return 0;
-}
 
 /* A waitv over more than one shared table sleeps on the first one's
  * parker and looks at the others' after each slice: the first slice
@@ -344,6 +783,10 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *const *tab
   w->vx = NULL;
   w->vx_pushed = 0;
   w->vx_sec = NULL;
+  w->vx_mv = NULL;
+  w->vx_moves = 0;
+  w->vx_found = -1;
+  w->vx_intr = 0;
   tail = &w->vx;
   for (k = 0; k < (np + PF_NEST_MAX - 1) / PF_NEST_MAX; k++) {
     if (!(rec = pf_record_lend())) {
@@ -353,42 +796,15 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *const *tab
     rec->vx_lead = p;
     rec->vx_lead_ref = w->ref;
     rec->vx_lead_shared = rtab != NULL;
+    rec->vx_for = w;                        /* (M) a requeue names its waiter */
     *tail = rec;
     tail = &rec->vx_next;
   }
   AO_int_store(&p->state, PF_W_QUEUED);     /* armed, before any member queues */
-  tail = &w->vx_sec;
   for (k = 1; ret == 0 && k < ntabs; k++) {
-    struct pf_table *tab = tabs[k];
-    struct pf_node *q;
-    pf_ref ref;
-    if (!(rec = pf_record_lend())) {
-      ret = -ENOMEM;
-      break;
-    }
-    if ((ret = tab->ops->slot_claim(tab, &ref, 1)) < 0) {
-      pf_record_return(rec);
-      break;
-    }
-    q = &tab->slots[ref - 1];
-    q->bucket = 0;
-    q->linked = 0;
-    q->counted = 0;
-    q->pushed = 0;
-    AO_int_store(&q->pi, PF_VX_PARKER);
-    tab->ops->wait_begin(tab);
-    if ((ret = pf_emu_port->prepare(&rec->nodes[0].parker, &q->park)) < 0) {
-      AO_int_store(&q->pi, 0);
-      tab->ops->slot_release(tab, q);
-      tab->ops->wait_end(tab);
-      pf_record_return(rec);
-      break;
-    }
-    AO_int_store(&q->state, PF_W_QUEUED);   /* armed, before any member queues */
-    rec->vx_ptab = tab;
-    rec->vx_pref = ref;
-    *tail = rec;                            /* the end finds it from here on */
-    tail = &rec->vx_next;
+    long sr = pf_vx_sec_add(w, tabs[k], 0);
+    if (sr < 0)
+      ret = (int)sr;
   }
   w->vx_n = nr;
   for (i = 0; ret == 0 && i < nr; i++) {
@@ -419,14 +835,15 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *const *tab
         ret = -ENOMEM;
         break;
       }
-      pf_node_prepare(m, &e[i].key, idx, PFUTEX_BITSET_MATCH_ANY, PF_PI_VX);
-      m->seq = i;                           /* its entry (pf_vx_end) */
+      /* its entry in `pi` (a move publishes over `seq`) */
+      pf_node_prepare(m, &e[i].key, idx, PFUTEX_BITSET_MATCH_ANY, PF_VX_MEMBER(i, 0));
     } else {
       ref = mref[i];
       m = &tab->slots[ref - 1];
       pf_node_prepare(m, &e[i].key, idx, PFUTEX_BITSET_MATCH_ANY,
                       PF_VX_MEMBER(i, pf_vx_lead_of(w, tab)));
       m->seq = tab->ops->next_seq(tab);
+      m->waker = w->lref;                   /* its waiter, for a requeue (M) */
     }
     AO_int_store(&m->state, PF_W_QUEUED);
     AO_int_fetch_and_add_full(&tab->buckets[idx].waiters, 1);      /* (A) */
@@ -462,15 +879,28 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *const *tab
     pf_sched_alt.n = 0;
 #endif
     if (ret == -ETIMEDOUT && !last) {
-      if (pf_vx_any_waking(w, e, mref, nr)) {
-        ret = 0;                            /* counted (its waker gone, or another table's
-                                               parker rung): woken */
+      ret = 0;
+      if (!pf_vx_any_waking(w, e, mref, nr))
+        continue;
+      /* counted (its waker gone, or another table's parker rung): woken;
+       * or moved (M) */
+      if ((ret = pf_vx_settle(w, e, mref, nr)) != 0) {
+        ret = ret > 0 ? 0 : ret;
         break;
       }
-      ret = 0;
       continue;
     }
-    if (ret != 0 || AO_int_load(&p->state) != PF_W_QUEUED)
+    if (ret != 0)
+      break;
+    if (AO_int_load_acquire(&p->state) == PF_W_WAKING) {
+      /* rung: by a wake, or by a move (M) */
+      if ((ret = pf_vx_settle(w, e, mref, nr)) != 0) {
+        ret = ret > 0 ? 0 : ret;
+        break;
+      }
+      continue;
+    }
+    if (AO_int_load(&p->state) != PF_W_QUEUED)
       break;
     {                                       /* a surplus token: back, as wait.c does */
       unsigned int tok = AO_int_load(&p->park.word);

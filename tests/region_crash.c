@@ -43,7 +43,10 @@
  * src/requeue.c; a helper whose move the victim's death left half done
  * ends by itself with 0, a spurious wakeup futex(2) allows, and X, A and
  * B are accounted as above, each in its own region; both regions are
- * checked and must leak nothing).
+ * checked and must leak nothing) and xrequeue_vx (the same with helpers
+ * in futex_waitv on A and a word of the first region nobody wakes: their
+ * members moved to X, where their waitvs have no parker until they
+ * follow the move, src/waitv.c (M)).
  *
  * Under the native backend the kernel owns the futexes and the regions'
  * tables are unused: the test skips (tests/region_kill runs its workload
@@ -109,17 +112,23 @@ main(int argc, char **argv)
 #define OP_WAKE_B NOPS             /* the lock holder of takeover_requeue */
 #define RC_BUDGET_NS (100LL * 1000 * 1000 * 1000) /* the whole run (then skip) */
 #define RC_SPURIOUS 3              /* a waiter's exit: 0 from a move out of reach */
+#define RC_VX_QUIET 4              /* a waitv helper's exit: its quiet entry woken */
 
 enum {
   OP_WAIT, OP_TIMED, OP_WAKE, OP_WAKE_ALL, OP_WAKE_DEAD, OP_TAKEOVER, OP_REQUEUE,
-  OP_CMP_REQUEUE, OP_TAKEOVER_RQ, OP_WAKE_OP, OP_OPEN, OP_CREATE, OP_XREQUEUE, NOPS
+  OP_CMP_REQUEUE, OP_TAKEOVER_RQ, OP_WAKE_OP, OP_OPEN, OP_CREATE, OP_XREQUEUE, OP_XREQUEUE_VX,
+  NOPS
 };
 static const char *const op_names[NOPS] = {
   "wait", "timed_wait", "wake", "wake_all", "wake_dead", "takeover", "requeue",
-  "cmp_requeue", "takeover_requeue", "wake_op", "open", "create", "xrequeue"
+  "cmp_requeue", "takeover_requeue", "wake_op", "open", "create", "xrequeue", "xrequeue_vx"
 };
 /* A victim that ends normally exits with this (a count, or 100 + errno). */
-static const int op_normal[NOPS] = { 0, 100 + ETIMEDOUT, 1, 2, 1, 1, 2, 2, 1, 2, 0, 0, 2 };
+static const int op_normal[NOPS] = { 0, 100 + ETIMEDOUT, 1, 2, 1, 1, 2, 2, 1, 2, 0, 0, 2, 2 };
+/* Op xrequeue_vx: the helpers wait in futex_waitv, entry 0 the case's
+ * word, entry 1 this word of the first region, which nobody wakes. */
+static uint32_t *rc_vx_quiet;
+static int rc_spawn_vx;                 /* spawn_waiter: a waitv helper */
 
 static pfutex_region_t *rg;             /* the anonymous region of every case */
 static uint32_t *U;                     /* its user area */
@@ -216,7 +225,18 @@ spawn_waiter(struct kase *c, uint32_t *w, long timeout_ms, const char *arm, long
       pf_crash_name = arm;
       pf_crash_left = k;
     }
-    r = pfutex_wait(w, 0, ANY, 0, timeout_ms >= 0 ? &dl : NULL, PFUTEX_CLOCK_MONOTONIC);
+    if (rc_spawn_vx) {
+      struct pfutex_waitv v[2];
+      memset(v, 0, sizeof v);
+      v[0].uaddr = (uintptr_t)w;
+      v[1].uaddr = (uintptr_t)rc_vx_quiet;
+      v[0].flags = v[1].flags = PFUTEX2_SIZE_U32;
+      r = (int)pfutex_waitv(v, 2, 0, timeout_ms >= 0 ? &dl : NULL, PFUTEX_CLOCK_MONOTONIC);
+      if (r == 1)
+        _exit(RC_VX_QUIET);
+    } else {
+      r = pfutex_wait(w, 0, ANY, 0, timeout_ms >= 0 ? &dl : NULL, PFUTEX_CLOCK_MONOTONIC);
+    }
     if (r == 0 && AO_load(&pf_xmove_unreachable_total) != 0)
       _exit(RC_SPURIOUS);
     _exit(exit_code(r));
@@ -241,6 +261,7 @@ victim_op(struct kase *c, int op)
   case OP_WAKE_B:
     return pfutex_wake(c->B, ANY, 1, 0);
   case OP_XREQUEUE:
+  case OP_XREQUEUE_VX:
     return pfutex_requeue(c->A, c->X, 0, INT_MAX, 0);
   case OP_CMP_REQUEUE:
     return pfutex_cmp_requeue(c->A, 0, c->B, 1, INT_MAX, 0);
@@ -479,6 +500,45 @@ check_region(struct kase *c, pfutex_region_t *r, struct pf_region_stats *st, con
   return 1;
 }
 
+/* For a failure's diagnosis: where child pid is (its state, wait channel
+ * and system call, from /proc) and the states of the slots it owns in
+ * regs[0..n). */
+static void
+describe_child(pfutex_region_t *const *regs, int n, pid_t pid)
+{
+  char path[64], st[512], wchan[64], sc[128], slots[256];
+  size_t used = 0;
+  const char *p;
+  int ri;
+  ssize_t len;
+  snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+  len = pft_read_file(path, st, sizeof st);
+  p = len > 0 ? strrchr(st, ')') : NULL;
+  snprintf(path, sizeof path, "/proc/%d/wchan", (int)pid);
+  if (pft_read_file(path, wchan, sizeof wchan) <= 0)
+    strcpy(wchan, "?");
+  snprintf(path, sizeof path, "/proc/%d/syscall", (int)pid);
+  if ((len = pft_read_file(path, sc, sizeof sc)) <= 0)
+    strcpy(sc, "?");
+  else if (strchr(sc, ' '))
+    *strchr(sc, ' ') = 0;                 /* the call's number only */
+  slots[0] = 0;
+  for (ri = 0; ri < n; ri++) {
+    struct pf_key k;
+    struct pf_table *tab;
+    uint32_t s;
+    pf_region_key(regs[ri], pfutex_region_addr(regs[ri]), &k, &tab);
+    for (s = 0; s < tab->nslots && used + 32 < sizeof slots; s++) {
+      uint32_t o = AO_int_load(&tab->slots[s].owner);
+      if (o && owner_pid(regs[ri], o) == pid)
+        used += (size_t)snprintf(slots + used, sizeof slots - used, " r%d:%u state %u", ri, s + 1,
+                                 AO_int_load(&tab->slots[s].state));
+    }
+  }
+  diag("  %d: process state %c, wchan %s, syscall %s; its slots:%s", (int)pid,
+       p && p[1] && p[2] ? p[2] : '?', wchan, sc, slots[0] ? slots : " none");
+}
+
 /* ---- The accounting after the victim ------------------------------------------------- */
 
 /* Words (words[i] in regs[i]) and the live helpers queued on each;
@@ -509,6 +569,7 @@ drain_words(struct kase *c, uint32_t *const *words, pfutex_region_t *const *regs
       continue;
     if (!reap_bounded(x, end - pft_now_ns())) {
       FAILF(c, "%s, on no queue, did not end by itself (a wake lost)", x->role);
+      describe_child(regs, nwords, x->pid);
       return;
     }
   }
@@ -685,6 +746,8 @@ run_case(struct kase *c, int index)
   c->B = &c->A[j];
   c->X = &U2[(index * 11) % RC_NWORDS];
   *c->A = *c->B = *c->X = 0;
+  rc_vx_quiet = &U[RC_NWORDS - 1];        /* past A's range, and B < A + 64 */
+  *rc_vx_quiet = 0;
   words[0] = c->A;
   words[1] = c->B;
   words[2] = c->X;
@@ -712,6 +775,8 @@ run_case(struct kase *c, int index)
   case OP_TAKEOVER_RQ:
   case OP_WAKE_OP:
   case OP_XREQUEUE:
+  case OP_XREQUEUE_VX:
+    rc_spawn_vx = op == OP_XREQUEUE_VX;
     if (op == OP_WAKE_DEAD && !dead_waiter(c, c->A, -1))
       goto out;
     if (op == OP_TAKEOVER && !dead_waiter(c, c->A, 60000))
@@ -722,6 +787,7 @@ run_case(struct kase *c, int index)
                                    60000, NULL, 0, "helper 2"),
                    op == OP_WAKE_OP || op == OP_TAKEOVER_RQ ? c->B : c->A, 0))
       goto out;
+    rc_spawn_vx = 0;
     if (op == OP_TAKEOVER || op == OP_TAKEOVER_RQ) {
       p = spawn_op(c, op == OP_TAKEOVER ? OP_WAKE : OP_WAKE_B, "wake_locked", 1,
                    "the process killed holding the lock");
@@ -788,7 +854,8 @@ run_case(struct kase *c, int index)
      * (the k-th: the moves follow the queue), before its new node was
      * queued and handed over */
     snprintf(mine, sizeof mine, "helper %d", c->k);
-    if (WIFEXITED(x->status) && WEXITSTATUS(x->status) == RC_SPURIOUS && op == OP_XREQUEUE
+    if (WIFEXITED(x->status) && WEXITSTATUS(x->status) == RC_SPURIOUS
+        && (op == OP_XREQUEUE || op == OP_XREQUEUE_VX)
         && c->reached && strcmp(x->role, mine) == 0
         && (strcmp(c->point, "xmove_moved") == 0 || strcmp(c->point, "xmove_published") == 0))
       continue;
@@ -806,6 +873,7 @@ run_case(struct kase *c, int index)
   if (!c->why[0])
     check_leaks(c);
 out:
+  rc_spawn_vx = 0;
   kill_all(c);
   *c->A = *c->B = *c->X = 0;
 }

@@ -46,6 +46,12 @@
  *                  both ways), waiters and wakers in 3 forked processes as
  *                  in region: a requeue moves other processes' waiters
  *                  (their new node published in the node they leave)
+ *   tables-waitv, tables-procs-waitv   the last two with 1 in 4 waits a
+ *                  futex_waitv: entry 0 a word of the process's private
+ *                  memory nobody wakes, entry 1 the storm's word; woken,
+ *                  it returns 1 (counted once: only entry 1 is ever
+ *                  woken); a requeue moves its member to another table
+ *                  (src/waitv.c (M))
  * Then: no call returned anything unexpected (scenario and call in a diag),
  * and under SA_RESTART no untimed wait returned EINTR (1 in 32 waits is
  * untimed, so the restart rule is seen).  The buckets are picked with the
@@ -110,21 +116,24 @@ struct scen {
   int priv;                     /* 1: FUTEX_PRIVATE_FLAG / PFUTEX_PRIVATE */
   int sigs;
   int pairs;
+  int vx;                       /* 1 in 4 waits a futex_waitv (entry 1 the word) */
 };
 
 static const struct scen scens[] = {
-  { "requeue-cmp", OP_CMP_REQUEUE, 1, SIGS_NONE, PAIRS_DEFAULT },
-  { "requeue", OP_REQUEUE, 1, SIGS_NONE, PAIRS_DEFAULT },
-  { "wakes", OP_WAKE | OP_WAKE_BITSET | OP_WAKE_OP, 1, SIGS_NONE, PAIRS_DEFAULT },
-  { "mixed", OP_ALL, 1, SIGS_NONE, PAIRS_DEFAULT },
-  { "signals-restart", OP_ALL, 1, SIGS_RESTART, PAIRS_DEFAULT },
-  { "signals-intr", OP_ALL, 1, SIGS_INTR, PAIRS_DEFAULT },
-  { "same-bucket", OP_CMP_REQUEUE | OP_REQUEUE, 1, SIGS_NONE, PAIRS_SAME },
-  { "two-buckets", OP_CMP_REQUEUE | OP_REQUEUE, 1, SIGS_NONE, PAIRS_TWO },
-  { "shared", OP_ALL, 0, SIGS_NONE, PAIRS_DEFAULT },
-  { "region", OP_ALL, 0, SIGS_NONE, PAIRS_REGION },
-  { "tables", OP_ALL, 0, SIGS_NONE, PAIRS_TABLES },
-  { "tables-procs", OP_ALL, 0, SIGS_NONE, PAIRS_XPROC },
+  { "requeue-cmp", OP_CMP_REQUEUE, 1, SIGS_NONE, PAIRS_DEFAULT, 0 },
+  { "requeue", OP_REQUEUE, 1, SIGS_NONE, PAIRS_DEFAULT, 0 },
+  { "wakes", OP_WAKE | OP_WAKE_BITSET | OP_WAKE_OP, 1, SIGS_NONE, PAIRS_DEFAULT, 0 },
+  { "mixed", OP_ALL, 1, SIGS_NONE, PAIRS_DEFAULT, 0 },
+  { "signals-restart", OP_ALL, 1, SIGS_RESTART, PAIRS_DEFAULT, 0 },
+  { "signals-intr", OP_ALL, 1, SIGS_INTR, PAIRS_DEFAULT, 0 },
+  { "same-bucket", OP_CMP_REQUEUE | OP_REQUEUE, 1, SIGS_NONE, PAIRS_SAME, 0 },
+  { "two-buckets", OP_CMP_REQUEUE | OP_REQUEUE, 1, SIGS_NONE, PAIRS_TWO, 0 },
+  { "shared", OP_ALL, 0, SIGS_NONE, PAIRS_DEFAULT, 0 },
+  { "region", OP_ALL, 0, SIGS_NONE, PAIRS_REGION, 0 },
+  { "tables", OP_ALL, 0, SIGS_NONE, PAIRS_TABLES, 0 },
+  { "tables-procs", OP_ALL, 0, SIGS_NONE, PAIRS_XPROC, 0 },
+  { "tables-waitv", OP_ALL, 0, SIGS_NONE, PAIRS_TABLES, 1 },
+  { "tables-procs-waitv", OP_ALL, 0, SIGS_NONE, PAIRS_XPROC, 1 },
 };
 #define NSCENS ((int)(sizeof scens / sizeof scens[0]))
 
@@ -134,6 +143,7 @@ struct tot {
   unsigned long long wakes, counted, stop_counted, handler_calls, handler_counted, bad;
   unsigned long long xnamed, xpub;  /* moved across tables (emu.h): named, published */
   unsigned long long xunreach;      /* ... ended as spurious wakeups (none: nobody dies) */
+  unsigned long long xvx;           /* futex_waitv members followed to their new node */
   int bad_errno;
   char bad_what[96];
 };
@@ -167,6 +177,8 @@ static struct {
 
 static uint32_t sw_mem[SW_WORDS] __attribute__((aligned(64)));
 static uint32_t sw_idle_word;
+static uint32_t sw_vx_quiet;    /* a waitv's entry 0: nobody wakes it */
+static int have_waitv;
 static double sw_seconds = 0.5;
 
 static uint32_t
@@ -251,7 +263,7 @@ waiter_main(void *arg)
     uint32_t *w = S.pair[r % (uint32_t)S.npairs][(r >> 8) & 1];
     uint32_t val = ((r >> 9) & 31) == 0 ? 1u : 0u;   /* 1 in 32: mismatch */
     uint32_t bits = rnd(&me->rng);
-    int realtime = (r >> 14) & 1, kind = (int)((r >> 15) % 3), err;
+    int realtime = (r >> 14) & 1, kind = (int)((r >> 15) % (S.sc->vx ? 4 : 3)), err;
     long long ns = tmo_ns(me);
     struct timespec ts, *tp = ns < 0 ? NULL : &ts;
     const char *what;
@@ -276,13 +288,30 @@ waiter_main(void *arg)
       ret = pfutex(w, FUTEX_WAIT_BITSET | fl_private() | (realtime ? FUTEX_CLOCK_REALTIME : 0),
                    val, tp, NULL, bits);
       break;
-    default:                    /* pfutex_wait, absolute */
+    case 2:                     /* pfutex_wait, absolute */
       what = realtime ? "pfutex_wait(REALTIME)" : "pfutex_wait(MONOTONIC)";
       if (tp)
         deadline(&ts, realtime, ns);
       ret = pfutex_wait(w, val, bits, clean_flags(), tp,
                         realtime ? PFUTEX_CLOCK_REALTIME : PFUTEX_CLOCK_MONOTONIC);
       break;
+    default: {                  /* futex_waitv {idle, w}, absolute: 1 when woken */
+      struct pfutex_waitv v[2];
+      what = realtime ? "pfutex_waitv(REALTIME)" : "pfutex_waitv(MONOTONIC)";
+      memset(v, 0, sizeof v);
+      v[0].uaddr = (uintptr_t)&sw_vx_quiet;
+      v[1].uaddr = (uintptr_t)w;
+      v[1].val = val;
+      v[0].flags = v[1].flags = PFUTEX2_SIZE_U32 | (S.sc->priv ? PFUTEX2_PRIVATE : 0);
+      if (tp)
+        deadline(&ts, realtime, ns);
+      ret = pfutex_waitv(v, 2, 0, tp, realtime ? PFUTEX_CLOCK_REALTIME : PFUTEX_CLOCK_MONOTONIC);
+      if (ret == 1)
+        ret = 0;                /* woken (entry 1): as a wait's 0 */
+      else if (ret == 0)
+        ret = 2;                /* entry 0 is never woken: bad */
+      break;
+    }
     }
     err = errno;
     t->waits++;
@@ -506,6 +535,7 @@ add_tot(struct tot *sum, const struct tot *t)
   sum->xnamed += t->xnamed;
   sum->xpub += t->xpub;
   sum->xunreach += t->xunreach;
+  sum->xvx += t->xvx;
   if (t->bad) {
     sum->bad += t->bad;
     sum->bad_errno = t->bad_errno;
@@ -528,7 +558,7 @@ storm_run(uint64_t seed, int until_stop, struct tot *sum)
 
 #ifdef PF_HAVE_EMU
   AO_t xn0 = AO_load(&pf_xmove_named_total), xp0 = AO_load(&pf_xmove_pub_total);
-  AO_t xu0 = AO_load(&pf_xmove_unreachable_total);
+  AO_t xu0 = AO_load(&pf_xmove_unreachable_total), xv0 = AO_load(&pf_vx_followed_total);
 #endif
 
   memset(sum, 0, sizeof *sum);
@@ -609,6 +639,7 @@ storm_run(uint64_t seed, int until_stop, struct tot *sum)
   sum->xnamed = AO_load(&pf_xmove_named_total) - xn0;
   sum->xpub = AO_load(&pf_xmove_pub_total) - xp0;
   sum->xunreach = AO_load(&pf_xmove_unreachable_total) - xu0;
+  sum->xvx = AO_load(&pf_vx_followed_total) - xv0;
   if (sum->xunreach)
     bad(sum, "a moved wait's new node out of reach (a spurious wakeup; nobody died)",
         (long)sum->xunreach, 0);
@@ -723,7 +754,8 @@ report(const struct scen *sc, const struct tot *sum, double secs)
        sum->eintr_untimed, sum->eagain, sum->handler_calls, sum->bad);
   if (sum->xnamed || sum->xpub)
     diag("%s: waiters moved across tables: %llu named in their records, %llu published in"
-         " their nodes", sc->name, sum->xnamed, sum->xpub);
+         " their nodes (%llu futex_waitv members followed there)", sc->name, sum->xnamed,
+         sum->xpub, sum->xvx);
   if (sum->bad)
     diag("%s: %llu unexpected results, the last: %s, errno %s", sc->name, sum->bad,
          sum->bad_what, pft_errname(sum->bad_errno));
@@ -935,12 +967,26 @@ main(void)
   /* The first call starts the backend (and the table whose buckets
    * pairs_same reads). */
   pfutex(&sw_idle_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+  {
+    /* futex_waitv here?  (qemu-user has none, nor Linux before 5.16) */
+    struct pfutex_waitv v;
+    memset(&v, 0, sizeof v);
+    v.uaddr = (uintptr_t)&sw_vx_quiet;
+    v.val = 1;                                /* a mismatch: EAGAIN at once */
+    v.flags = PFUTEX2_SIZE_U32 | PFUTEX2_PRIVATE;
+    errno = 0;
+    have_waitv = pfutex_waitv(&v, 1, 0, NULL, PFUTEX_CLOCK_MONOTONIC) == -1 && errno == EAGAIN;
+  }
 
   for (i = 0; i < NSCENS; i++) {
     const struct scen *sc = &scens[i];
     uint64_t s = seed_of(seed, 10000 * (i + 1));
     if (only && !strstr(sc->name, only)) {
       skip("%s: not selected by PFUTEX_STORM_ONLY", sc->name);
+      continue;
+    }
+    if (sc->vx && !have_waitv) {
+      skip("%s: no futex_waitv here (a probe's mismatch did not answer EAGAIN)", sc->name);
       continue;
     }
 #ifdef _WIN32

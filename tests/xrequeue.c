@@ -14,9 +14,13 @@
  *      source finds it, the target has nobody;
  *   4. a WAIT_BITSET waiter (bit 2) moved: a wake of bit 1 on the target
  *      finds nobody, a wake of bit 2 finds it.
+ * Cases 1-3 again with the waiters in futex_waitv: entry 1 the moved
+ * word, entry 0 a word nobody wakes, of a third kind (so the member moves
+ * to a table where its waitv has a parker, or none yet: src/waitv.c
+ * (M)), or of private memory when the moved word is (a waitv parked in
+ * no shared table); every woken waitv returns 1.
  * The native backend is the reference and runs the same checks.  Waiters
- * of other processes are region_keys's (there the emulation answers
- * EINVAL). */
+ * of other processes are xrequeue_proc's. */
 #ifdef _WIN32
 #include "basic.h"
 int
@@ -28,7 +32,10 @@ main(void)
 #else
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 #include <string.h>
 #include <sys/mman.h>
 #include "pft.h"
@@ -118,14 +125,127 @@ pair(int ks, int kd, int slot)
   is_int(1, joined(w, 1, 0, 0), "%s: the bitset waiter returned 0", what);
 }
 
+/* ---- The same with waiters in futex_waitv --------------------------------------- */
+struct vxw {
+  pthread_t th;
+  uint32_t *u, *q;
+  long timeout_ms;
+  volatile int done;
+  long ret;
+  int err;
+};
+
+static void *
+vx_main(void *arg)
+{
+  struct vxw *v = arg;
+  struct pfutex_waitv e[2];
+  struct timespec dl;
+  memset(e, 0, sizeof e);
+  e[0].uaddr = (uintptr_t)v->q;
+  e[1].uaddr = (uintptr_t)v->u;
+  e[0].flags = e[1].flags = PFUTEX2_SIZE_U32;
+  clock_gettime(CLOCK_MONOTONIC, &dl);
+  pft_timespec_add_ns(&dl, v->timeout_ms * 1000000LL);
+  errno = 0;
+  v->ret = pfutex_waitv(e, 2, 0, v->timeout_ms ? &dl : NULL, PFUTEX_CLOCK_MONOTONIC);
+  v->err = errno;
+  __atomic_store_n(&v->done, 1, __ATOMIC_SEQ_CST);
+  return NULL;
+}
+
+/* Wait until n waiters are queued on u: counted by moving them to u + 8
+ * (the same table) and back. */
+static void
+await_queued(uint32_t *u, int n)
+{
+  long tries;
+  for (tries = 0; tries < 20000; tries++) {
+    int moved = (int)pfutex(u, 3, 0, (const struct timespec *)(uintptr_t)INT_MAX, u + 8, 0), back = 0, r;
+    while (back < moved && (r = (int)pfutex(u + 8, 3, 0, (const struct timespec *)(uintptr_t)INT_MAX, u, 0)) > 0)
+      back += r;
+    if (moved >= n)
+      return;
+    usleep(500);
+  }
+  diag("only some of %d waiters queued on the word", n);
+}
+
+static void
+vx_start(struct vxw *v, int n, uint32_t *u, uint32_t *q, long timeout_ms)
+{
+  int i;
+  for (i = 0; i < n; i++) {
+    memset(&v[i], 0, sizeof v[i]);
+    v[i].u = u;
+    v[i].q = q;
+    v[i].timeout_ms = timeout_ms;
+    if (pthread_create(&v[i].th, NULL, vx_main, &v[i]) != 0)
+      sysbail("pthread_create");
+  }
+  await_queued(u, n);
+}
+
+static int
+vx_joined(struct vxw *v, int n, long ret, int err)
+{
+  int i, good = 0;
+  for (i = 0; i < n; i++) {
+    pthread_join(v[i].th, NULL);
+    if (v[i].ret == ret && (ret != -1 || v[i].err == err))
+      good++;
+    else
+      diag("    waitv %d: ret %ld, errno %s", i, v[i].ret, pft_errname(v[i].err));
+  }
+  return good;
+}
+
+/* Cases 1-3 with waitv waiters (entry 1 on the moved word, entry 0 on q):
+ * 10 checks per pair. */
+static void
+vx_pair(int ks, int kd, int kq, int slot)
+{
+  struct vxw v[3];
+  uint32_t *a = word(ks, slot), *b = word(kd, slot + 1), *q = word(kq, 200 + slot);
+  char what[128];
+  long r;
+
+  snprintf(what, sizeof what, "waitv (%s, %s) -> %s", kname[kq], kname[ks], kname[kd]);
+  *a = *b = *q = 0;
+
+  /* 1 */
+  vx_start(v, 3, a, q, 0);
+  PFT_IS(pfutex(a, 3, 1, (const struct timespec *)(uintptr_t)INT_MAX, b, 0), 3, 0, what);
+  is_int(0, pfutex(a, 1, INT_MAX, NULL, NULL, 0), "%s: nobody left on the source", what);
+  is_int(2, pfutex(b, 1, INT_MAX, NULL, NULL, 0), "%s: two moved to the target", what);
+  is_int(3, vx_joined(v, 3, 1, 0), "%s: all three returned 1", what);
+
+  /* 2 */
+  vx_start(v, 2, a, q, 600);
+  PFT_IS(pfutex_cmp_requeue(a, *a, b, 0, 2, 0), 2, 0, what);
+  is_int(2, vx_joined(v, 2, -1, ETIMEDOUT), "%s: both moved timed waitvs timed out", what);
+  r = pfutex(a, 1, INT_MAX, NULL, NULL, 0) + pfutex(b, 1, INT_MAX, NULL, NULL, 0);
+  is_int(0, r, "%s: and left no node on either word", what);
+
+  /* 3 */
+  vx_start(v, 1, a, q, 0);
+  r = pfutex(a, 3, 0, (const struct timespec *)(uintptr_t)1, b, 0);
+  r = r * 10 + pfutex(b, 3, 0, (const struct timespec *)(uintptr_t)1, a, 0);
+  is_int(11, r, "%s: moved there and back (1, 1)", what);
+  r = pfutex(b, 1, INT_MAX, NULL, NULL, 0) * 10;
+  r += pfutex(a, 1, INT_MAX, NULL, NULL, 0);
+  is_int(1, r, "%s: the source's wake finds it, the target's nobody", what);
+  is_int(1, vx_joined(v, 1, 1, 0), "%s: it returned 1", what);
+}
+
 int
 main(void)
 {
   pfutex_region_t *r1, *r2;
   int ks, kd, slot = 0;
 
-  plan(12 * K_N * (K_N - 1));
-  pft_watchdog(120);
+  plan((12 + 10) * K_N * (K_N - 1));
+  pft_watchdog(240);
   diag("backend %s", pfutex_backend() ? pfutex_backend() : "(none)");
   if (!(r1 = pfutex_region_anon(1 << 16)) || !(r2 = pfutex_region_anon(1 << 16)))
     sysbail("pfutex_region_anon");
@@ -139,6 +259,15 @@ main(void)
     for (kd = 0; kd < K_N; kd++)
       if (ks != kd) {
         pair(ks, kd, slot);
+        slot += 2;
+      }
+  for (ks = 0; ks < K_N; ks++)
+    for (kd = 0; kd < K_N; kd++)
+      if (ks != kd) {
+        /* a third kind; from private memory, private memory too (a waitv
+         * that parks in no shared table until it follows the move) */
+        int kq = ks == K_P ? K_P : (ks + 2) % K_N == kd ? (ks + 3) % K_N : (ks + 2) % K_N;
+        vx_pair(ks, kd, kq, slot);
         slot += 2;
       }
   pfutex_region_close(r1);

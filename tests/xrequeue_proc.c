@@ -23,6 +23,11 @@
  *      finds it;
  *   6. a child and a thread of the test on one word, both moved by one
  *      requeue (one named in its record, one published): both found.
+ * All of it again with the children in futex_waitv (no bitset: 4 left
+ * out): the moved word entry 1, entry 0 a word nobody wakes (the
+ * mapping's for 1-4, the child's private memory for 5 and 6), so that a
+ * member moves to a table where its waitv has a parker (the mapping's),
+ * or none yet (src/waitv.c (M)); every child must return 1.
  * And the limit: a region the children never opened (R3, opened after
  * they were forked).  Linux moves a child's waiter there (the kernel keys
  * the word by its object); the emulation answers EINVAL with nothing done
@@ -62,6 +67,7 @@ main(void)
 #endif
 
 #define NR2(n) ((const struct timespec *)(uintptr_t)(n))
+#define WOKE (kid_vx ? 1L : 0L)         /* a woken child's return: its entry in a waitv */
 #define NKIDS 4
 
 enum { K_R1, K_R2, K_S, K_N };
@@ -71,6 +77,8 @@ static uint32_t *base[K_N];
 struct kid {
   uint32_t *uaddr;
   uint32_t bitset;
+  int vx;                         /* in futex_waitv: 1 (entry 0 the mapping's quiet
+                                     word) or 2 (entry 0 a word of its private memory) */
   pid_t pid;
   volatile int started, done;
   long ret, unreach;
@@ -78,6 +86,32 @@ struct kid {
 };
 static struct kid *K;             /* shared with the children */
 static int native;
+static int kid_vx;                /* the children wait in futex_waitv (struct kid's vx) */
+static uint32_t *quiet;           /* the mapping's word nobody wakes */
+static uint32_t kid_private;      /* a word of each child's private memory */
+
+/* Child k's futex_waitv: entry 0 a word nobody wakes, entry 1 *u (both
+ * 0), shared; with timeout_ms, that long (absolute, monotonic). */
+static long
+kid_waitv(const struct kid *k, uint32_t *u, long timeout_ms)
+{
+  struct pfutex_waitv v[2];
+  struct timespec dl;
+  memset(v, 0, sizeof v);
+  v[0].uaddr = (uintptr_t)(k->vx == 1 ? quiet : &kid_private);
+  v[1].uaddr = (uintptr_t)u;
+  v[0].flags = v[1].flags = PFUTEX2_SIZE_U32;
+  if (timeout_ms > 0) {
+    clock_gettime(CLOCK_MONOTONIC, &dl);
+    dl.tv_sec += timeout_ms / 1000;
+    dl.tv_nsec += (timeout_ms % 1000) * 1000000L;
+    if (dl.tv_nsec >= 1000000000L) {
+      dl.tv_sec++;
+      dl.tv_nsec -= 1000000000L;
+    }
+  }
+  return pfutex_waitv(v, 2, 0, timeout_ms > 0 ? &dl : NULL, PFUTEX_CLOCK_MONOTONIC);
+}
 
 static uint32_t *
 word(int k, int i)
@@ -96,6 +130,7 @@ kid_start_timed(int i, uint32_t *u, uint32_t bitset, long timeout_ms)
   memset(k, 0, sizeof *k);
   k->uaddr = u;
   k->bitset = bitset ? bitset : PFUTEX_BITSET_MATCH_ANY;
+  k->vx = kid_vx;
   k->ret = -2;
   fflush(stdout);
   if ((pid = fork()) < 0)
@@ -108,7 +143,9 @@ kid_start_timed(int i, uint32_t *u, uint32_t bitset, long timeout_ms)
     __atomic_store_n(&k->started, 1, __ATOMIC_SEQ_CST);
     errno = 0;
     k->unreach = UNREACHABLE();
-    if (timeout_ms > 0)
+    if (k->vx)
+      k->ret = kid_waitv(k, u, timeout_ms);
+    else if (timeout_ms > 0)
       k->ret = pfutex(u, FUTEX_WAIT, 0, &ts, NULL, 0);
     else
       k->ret = pfutex(u, FUTEX_WAIT_BITSET, 0, NULL, NULL, k->bitset);
@@ -209,7 +246,7 @@ pair(int ks, int kd, int slot)
   ok(kids_done(3) <= 1, "%s: the two moved still sleep (%d of 3 returned)", what, kids_done(3));
   is_int(0, pfutex(a, FUTEX_WAKE, INT_MAX, NULL, NULL, 0), "%s: nobody left on the source", what);
   is_int(2, pfutex(b, FUTEX_WAKE, INT_MAX, NULL, NULL, 0), "%s: two moved to the target", what);
-  is_int(3, kids_finish(3, 0, 0), "%s: all three returned 0", what);
+  is_int(3, kids_finish(3, WOKE, 0), "%s: all three returned %ld", what, WOKE);
 
   /* 2 */
   kid_start_timed(0, a, 0, 800);
@@ -234,8 +271,10 @@ pair(int ks, int kd, int slot)
   r = pfutex(b, FUTEX_WAKE, INT_MAX, NULL, NULL, 0) * 10;
   r += pfutex(a, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
   is_int(1, r, "%s: the source's wake finds it, the target's nobody", what);
-  is_int(1, kids_finish(1, 0, 0), "%s: it returned 0", what);
+  is_int(1, kids_finish(1, WOKE, 0), "%s: it returned %ld", what, WOKE);
 
+  if (kid_vx)
+    return;                       /* (4: a waitv has no bitset) */
   /* 4 */
   kid_start(0, a, 2);
   await_queued(a, 1);
@@ -287,7 +326,7 @@ chain(int k0, int k1, int k2, int slot)
   r = r * 10 + pfutex(b, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
   r = r * 10 + pfutex(c, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
   is_int(11001, r, "%s: a child moved twice; only the last word's wake finds it", what);
-  is_int(1, kids_finish(1, 0, 0), "%s: it returned 0", what);
+  is_int(1, kids_finish(1, WOKE, 0), "%s: it returned %ld", what, WOKE);
 
   memset(&t, 0, sizeof t);
   t.u = a;
@@ -303,7 +342,7 @@ chain(int k0, int k1, int k2, int slot)
   pthread_join(th, NULL);
   r = r * 10 + (t.ret == 0);
   is_int(221, r, "%s: a thread of ours and a child, moved by one requeue: both found", what);
-  is_int(1, kids_finish(1, 0, 0), "%s: the child returned 0", what);
+  is_int(1, kids_finish(1, WOKE, 0), "%s: the child returned %ld", what, WOKE);
 }
 
 int
@@ -315,8 +354,8 @@ main(void)
   long r;
   int e;
 
-  plan(14 * K_N * (K_N - 1) + 4 * K_N + 4);
-  pft_watchdog(240);
+  plan(2 * (4 * K_N + 4) + (14 + 12) * K_N * (K_N - 1));
+  pft_watchdog(480);
   diag("backend %s", pfutex_backend() ? pfutex_backend() : "(none)");
   native = ru_backend_is_linux();
   K = ru_shared_alloc(NKIDS * sizeof *K);
@@ -325,41 +364,51 @@ main(void)
   base[K_R1] = pfutex_region_addr(r1);
   base[K_R2] = pfutex_region_addr(r2);
   base[K_S] = ru_shared_alloc(1 << 16);
-  for (ks = 0; ks < K_N; ks++)
-    for (kd = 0; kd < K_N; kd++)
-      if (ks != kd) {
-        pair(ks, kd, slot);
-        slot += 2;
-      }
-  for (ks = 0; ks < K_N; ks++) {
-    chain(ks, (ks + 1) % K_N, (ks + 2) % K_N, slot);
-    slot += 3;
-  }
+  quiet = word(K_S, 1000);
+  *quiet = 0;
+  for (kid_vx = 0; kid_vx <= 1; kid_vx++) {
+    if (kid_vx)
+      diag("the same with the children in futex_waitv");
+    slot = 0;
+    for (ks = 0; ks < K_N; ks++)
+      for (kd = 0; kd < K_N; kd++)
+        if (ks != kd) {
+          pair(ks, kd, slot);
+          slot += 2;
+        }
+    if (kid_vx)
+      kid_vx = 2;                   /* entry 0 in the child's private memory */
+    for (ks = 0; ks < K_N; ks++) {
+      chain(ks, (ks + 1) % K_N, (ks + 2) % K_N, slot);
+      slot += 3;
+    }
 
-  /* the limit: a region opened after the children were forked */
-  x = word(K_R1, slot);
-  *x = 0;
-  kid_start(0, x, 0);
-  kid_start(1, x, 0);
-  await_queued(x, 2);
-  if (!(r3 = pfutex_region_anon(1 << 16)))
-    sysbail("pfutex_region_anon");
-  errno = 0;
-  r = pfutex(x, FUTEX_REQUEUE, 0, NR2(1), pfutex_region_addr(r3), 0);
-  e = errno;
-  if (native) {
-    pft_is_ret(r, e, 1, 0, "a requeue to a region the waiters never opened (linux: moves one)");
-    is_int(1, pfutex(x, FUTEX_WAKE, INT_MAX, NULL, NULL, 0), "one left on the source");
-    is_int(1, pfutex(pfutex_region_addr(r3), FUTEX_WAKE, INT_MAX, NULL, NULL, 0),
-           "one on the region they never opened");
-  } else {
-    pft_is_ret(r, e, -1, EINVAL, "a requeue to a region the waiters never opened (emulation: EINVAL)");
-    is_int(0, pfutex(pfutex_region_addr(r3), FUTEX_WAKE, INT_MAX, NULL, NULL, 0),
-           "nothing moved there");
-    is_int(2, pfutex(x, FUTEX_WAKE, INT_MAX, NULL, NULL, 0), "both still on the source");
+    /* the limit: a region opened after the children were forked */
+    x = word(K_R1, slot);
+    *x = 0;
+    kid_start(0, x, 0);
+    kid_start(1, x, 0);
+    await_queued(x, 2);
+    if (!(r3 = pfutex_region_anon(1 << 16)))
+      sysbail("pfutex_region_anon");
+    errno = 0;
+    r = pfutex(x, FUTEX_REQUEUE, 0, NR2(1), pfutex_region_addr(r3), 0);
+    e = errno;
+    if (native) {
+      pft_is_ret(r, e, 1, 0, "a requeue to a region the waiters never opened (linux: moves one)");
+      is_int(1, pfutex(x, FUTEX_WAKE, INT_MAX, NULL, NULL, 0), "one left on the source");
+      is_int(1, pfutex(pfutex_region_addr(r3), FUTEX_WAKE, INT_MAX, NULL, NULL, 0),
+             "one on the region they never opened");
+    } else {
+      pft_is_ret(r, e, -1, EINVAL, "a requeue to a region the waiters never opened (emulation: EINVAL)");
+      is_int(0, pfutex(pfutex_region_addr(r3), FUTEX_WAKE, INT_MAX, NULL, NULL, 0),
+             "nothing moved there");
+      is_int(2, pfutex(x, FUTEX_WAKE, INT_MAX, NULL, NULL, 0), "both still on the source");
+    }
+    is_int(2, kids_finish(2, WOKE, 0), "both returned %ld", WOKE);
+    pfutex_region_close(r3);
   }
-  is_int(2, kids_finish(2, 0, 0), "both returned 0");
-  pfutex_region_close(r3);
+  kid_vx = 0;
   pfutex_region_close(r1);
   pfutex_region_close(r2);
   return 0;

@@ -158,14 +158,15 @@ park_queued(const volatile unsigned int *w)
 }
 
 /* Would a waitv's slice end find something (src/waitv.c
- * pf_vx_any_waking: a further table's parker rung, a member WAKING)? */
+ * pf_vx_any_waking: a further table's parker rung, a member WAKING, or
+ * MOVED by a requeuer that died before it rang the parker)? */
 static int
 alt_ready(const struct pf_sched_alt *a)
 {
   int i;
   for (i = 0; i < a->n && i < PF_SCHED_ALT_MAX; i++) {
     unsigned int s = *a->state[i];
-    if (a->waking[i] ? s == PF_W_WAKING : s != PF_W_QUEUED)
+    if (a->waking[i] ? s == PF_W_WAKING || s == PF_W_MOVED : s != PF_W_QUEUED)
       return 1;
   }
   return 0;

@@ -353,6 +353,40 @@ static const struct scenario scenarios[] = {
     { { WAIT(W_A), END }, { CMPREQ(W_A, 0, W_B, 0, 1), CMPREQ(W_B, 0, W_D, 0, 1), END },
       { SET(W_A, 1), WAKEALL(W_A), SET(W_B, 1), WAKEALL(W_B), SET(W_D, 1), WAKEALL(W_D), END } },
     2, { 1, 0, 2 }, { 0, 1, 0 } },
+  /* futex_waitv members moved between tables (src/waitv.c (M)): to a
+   * table where the waitv has no parker yet (A,D -> B: one made for it
+   * when it follows) or has one (A,C -> B), there and back, a wake
+   * before it followed; the waitv a thread of the requeuer's process
+   * ("x2v:", "xpv:": C and D private memory, so C,D is a waitv that
+   * parks in no region until it follows its member there) or of another
+   * ("x2ov:"), and the requeuer killed at any of its points */
+  { "x2v:waitv A,D/cmp_requeue A->B,wake B", 2, { 0 }, 1,
+    { { WAITV(W_A, W_D), END }, { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 0, 1), SET(W_B, 1), WAKEALL(W_B), END } },
+    XRG(2, 0, 0) },
+  { "x2ov:waitv A,D/cmp_requeue A->B,wake B", 2, { 0 }, 1,
+    { { WAITV(W_A, W_D), END }, { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 0, 1), SET(W_B, 1), WAKEALL(W_B), END } },
+    XRG(2, 1, 0) },
+  { "x2ov:waitv A,C/cmp_requeue A->B/wake A,wake B", 3, { 0 }, 1,
+    { { WAITV(W_A, W_C), END }, { CMPREQ(W_A, 0, W_B, 0, 1), END },
+      { SET(W_A, 1), WAKEALL(W_A), SET(W_B, 1), WAKEALL(W_B), END } },
+    XRG(2, 1, 0, 2) },
+  { "x2ov:waitv A,D/requeue A->B->A,wake A", 2, { 0 }, 1,
+    { { WAITV(W_A, W_D), END },
+      { SET(W_A, 1), REQUEUE(W_A, W_B, 0, 1), REQUEUE(W_B, W_A, 0, 1), WAKEALL(W_A), END } },
+    XRG(2, 1, 0) },
+  { "x2ov:waitv A,D/cmp_requeue A->B+dies,wake A,wake B", 3, { 0 }, 1,
+    { { WAITV(W_A, W_D), END }, { CMPREQ(W_A, 0, W_B, 0, 1), END },
+      { SET(W_A, 1), WAKEALL(W_A), SET(W_B, 1), WAKEALL(W_B), END } },
+    2, { 1, 0, 2 }, { 0, 1, 0 } },
+  { "xpv:waitv C,A/cmp_requeue C->A,wake A", 2, { 0 }, 1,
+    { { WAITV(W_C, W_A), END }, { SET(W_C, 1), CMPREQ(W_C, 1, W_A, 0, 1), SET(W_A, 1), WAKEALL(W_A), END } },
+    XRG(3, 0, 0) },
+  { "xpv:waitv C,D/cmp_requeue C->A,wake A", 2, { 0 }, 1,
+    { { WAITV(W_C, W_D), END }, { SET(W_C, 1), CMPREQ(W_C, 1, W_A, 0, 1), SET(W_A, 1), WAKEALL(W_A), END } },
+    XRG(3, 0, 0) },
+  { "xpv:timedwaitv A,B/cmp_requeue A->C/wake1 C", 3, { 0 }, 1,
+    { { TWAITV(W_A, W_B), END }, { SET(W_A, 1), CMPREQ(W_A, 1, W_C, 0, 1), END }, { WAKE(W_C, 1), END } },
+    XRG(3, 0, 0, 0) },
 };
 #define NFIXED (int)(sizeof scenarios / sizeof scenarios[0])
 
@@ -541,8 +575,10 @@ pick_region_words(void)
       break;
   }
   words[W_D] = i < 1024 ? &base[i] : NULL;
-  if (sc->region == 3)
+  if (sc->region == 3) {
     words[W_C] = &wordpool[0];                 /* xp: private memory */
+    words[W_D] = &wordpool[64];                /* and D too (a waitv's private pair) */
+  }
   if (base2) {                                 /* B and C: two buckets of the second */
     words[W_B] = &base2[0];
     pf_region_key(rgn2, &base2[0], &k, &tab);
@@ -749,7 +785,7 @@ body(int me)
     case OP_WAITV: {
       struct pfutex_waitv v[2];
       AO_t before = AO_load(&pf_vx_woken_total);
-      long found;
+      long found, u0 = (long)AO_load(&pf_xmove_unreachable_total), spurious;
       sig0 = sched_signaled(me);
       memset(v, 0, sizeof v);
       v[0].uaddr = (uint64_t)(uintptr_t)w;
@@ -759,10 +795,12 @@ body(int me)
       r = (int)pfutex_waitv(v, 2, 0, o->timed ? &dl : NULL, PFUTEX_CLOCK_MONOTONIC);
       e = r < 0 ? errno : 0;
       found = (long)(AO_load(&pf_vx_woken_total) - before);
+      spurious = (long)AO_load(&pf_xmove_unreachable_total) - u0;
+      cnt->unreachable[me] += spurious;     /* a moved member's end out of reach (M) */
       if (r > 1 || (r < 0 && !is_wait_result(e, o->timed, sched_signaled(me) && !sig0)))
         sched_fail("T%d: waitv on %c, %c returned %d (%s)", me, 'A' + o->w, 'A' + o->w2, r,
                    pft_errname(e));
-      else if ((r >= 0) != (found > 0))
+      else if ((r >= 0) != (found + spurious > 0))
         sched_fail("T%d: waitv returned %d with %ld member(s) found woken", me, r, found);
       cnt->zeros[me] += found;              /* each member counted by a wake */
       if (getenv("SCHED_TRACE"))
