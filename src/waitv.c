@@ -367,6 +367,21 @@ pf_vx_follow(struct pf_waiter *w, struct pf_table *tab, struct pf_node *m, struc
   }
 }
 
+/* One MOVED member followed (pf_vx_follow), counted in *n, the entry it
+ * found woken noted in w->vx_found: 0, or -errno. */
+static int
+pf_vx_follow_one(struct pf_waiter *w, struct pf_table *tab, struct pf_node *m,
+                 struct pf_thread *mrec, uint32_t i, int ending, int *n)
+{
+  int r = pf_vx_follow(w, tab, m, mrec, 0, i, ending);
+  if (r < -1)
+    return r;
+  if (r > w->vx_found)
+    w->vx_found = r;
+  (*n)++;
+  return 0;
+}
+
 /* Every member of w that a requeue moved (MOVED, wherever it is: the
  * group's records, vx_mv, the shared tables' slots naming w's parkers),
  * followed (pf_vx_follow; `mref` forgets a first table's member slot
@@ -384,22 +399,16 @@ pf_vx_follow_all(struct pf_waiter *w, const struct pf_vx_entry *e, pf_ref *mref,
     struct pf_node *m = pf_vx_member(w, k, &ref);
     if (!m || AO_int_load_acquire(&m->state) != PF_W_MOVED)
       continue;
-    if ((r = pf_vx_follow(w, &pf_table, m, NULL, 0, PF_VX_INDEX(m->pi), ending)) < -1)
+    if ((r = pf_vx_follow_one(w, &pf_table, m, NULL, PF_VX_INDEX(m->pi), ending, &n)) < 0)
       return r;
-    if (r > w->vx_found)
-      w->vx_found = r;
-    n++;
   }
   for (rec = w->vx_mv; rec; rec = next) {
     struct pf_node *m = &rec->nodes[0].n;
     next = rec->vx_next;                    /* (a follow takes rec off the list) */
     if (AO_int_load_acquire(&m->state) != PF_W_MOVED)
       continue;
-    if ((r = pf_vx_follow(w, &pf_table, m, rec, 0, PF_VX_INDEX(m->pi), ending)) < -1)
+    if ((r = pf_vx_follow_one(w, &pf_table, m, rec, PF_VX_INDEX(m->pi), ending, &n)) < 0)
       return r;
-    if (r > w->vx_found)
-      w->vx_found = r;
-    n++;
     next = w->vx_mv;                        /* the list changed: from its head again */
   }
   for (rec = NULL;; rec = rec ? rec->vx_next : w->vx_sec) {
@@ -419,11 +428,8 @@ pf_vx_follow_all(struct pf_waiter *w, const struct pf_vx_entry *e, pf_ref *mref,
       i = PF_VX_INDEX(pi);
       if (mref && i < nr && mref[i] == s + 1 && e[i].tab == tab)
         mref[i] = 0;                        /* not its member any more */
-      if ((r = pf_vx_follow(w, tab, m, NULL, 0, i, ending)) < -1)
+      if ((r = pf_vx_follow_one(w, tab, m, NULL, i, ending, &n)) < 0)
         return r;
-      if (r > w->vx_found)
-        w->vx_found = r;
-      n++;
     }
     if (rec ? !rec->vx_next : !w->vx_sec)
       break;

@@ -78,6 +78,19 @@ joined(struct pft_waiter *w, int n, long ret, int err)
   return good;
 }
 
+/* Case 3's moves: the one waiter of a moved to b and straight back, then
+ * woken from a (2 checks). */
+static void
+there_and_back(uint32_t *a, uint32_t *b, const char *what)
+{
+  long r = pfutex(a, 3, 0, (const struct timespec *)(uintptr_t)1, b, 0);
+  r = r * 10 + pfutex(b, 3, 0, (const struct timespec *)(uintptr_t)1, a, 0);
+  is_int(11, r, "%s: moved there and back (1, 1)", what);
+  r = pfutex(b, 1, INT_MAX, NULL, NULL, 0) * 10;
+  r += pfutex(a, 1, INT_MAX, NULL, NULL, 0);
+  is_int(1, r, "%s: the source's wake finds it, the target's nobody", what);
+}
+
 /* 12 checks per pair. */
 static void
 pair(int ks, int kd, int slot)
@@ -108,12 +121,7 @@ pair(int ks, int kd, int slot)
 
   /* 3 */
   waiters(w, 1, a, 0, NULL);
-  r = pfutex(a, 3, 0, (const struct timespec *)(uintptr_t)1, b, 0);
-  r = r * 10 + pfutex(b, 3, 0, (const struct timespec *)(uintptr_t)1, a, 0);
-  is_int(11, r, "%s: moved there and back (1, 1)", what);
-  r = pfutex(b, 1, INT_MAX, NULL, NULL, 0) * 10;
-  r += pfutex(a, 1, INT_MAX, NULL, NULL, 0);
-  is_int(1, r, "%s: the source's wake finds it, the target's nobody", what);
+  there_and_back(a, b, what);
   is_int(1, joined(w, 1, 0, 0), "%s: it returned 0", what);
 
   /* 4 */
@@ -154,23 +162,6 @@ vx_main(void *arg)
   return NULL;
 }
 
-/* Wait until n waiters are queued on u: counted by moving them to u + 8
- * (the same table) and back. */
-static void
-await_queued(uint32_t *u, int n)
-{
-  long tries;
-  for (tries = 0; tries < 20000; tries++) {
-    int moved = (int)pfutex(u, 3, 0, (const struct timespec *)(uintptr_t)INT_MAX, u + 8, 0), back = 0, r;
-    while (back < moved && (r = (int)pfutex(u + 8, 3, 0, (const struct timespec *)(uintptr_t)INT_MAX, u, 0)) > 0)
-      back += r;
-    if (moved >= n)
-      return;
-    usleep(500);
-  }
-  diag("only some of %d waiters queued on the word", n);
-}
-
 static void
 vx_start(struct vxw *v, int n, uint32_t *u, uint32_t *q, long timeout_ms)
 {
@@ -183,7 +174,7 @@ vx_start(struct vxw *v, int n, uint32_t *u, uint32_t *q, long timeout_ms)
     if (pthread_create(&v[i].th, NULL, vx_main, &v[i]) != 0)
       sysbail("pthread_create");
   }
-  await_queued(u, n);
+  pft_await_queued(u, n);
 }
 
 static int
@@ -229,12 +220,7 @@ vx_pair(int ks, int kd, int kq, int slot)
 
   /* 3 */
   vx_start(v, 1, a, q, 0);
-  r = pfutex(a, 3, 0, (const struct timespec *)(uintptr_t)1, b, 0);
-  r = r * 10 + pfutex(b, 3, 0, (const struct timespec *)(uintptr_t)1, a, 0);
-  is_int(11, r, "%s: moved there and back (1, 1)", what);
-  r = pfutex(b, 1, INT_MAX, NULL, NULL, 0) * 10;
-  r += pfutex(a, 1, INT_MAX, NULL, NULL, 0);
-  is_int(1, r, "%s: the source's wake finds it, the target's nobody", what);
+  there_and_back(a, b, what);
   is_int(1, vx_joined(v, 1, 1, 0), "%s: it returned 1", what);
 }
 

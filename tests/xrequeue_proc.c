@@ -165,25 +165,6 @@ kid_start(int i, uint32_t *u, uint32_t bitset)
   kid_start_timed(i, u, bitset, 0);
 }
 
-/* Wait until at least n waiters are queued on *u: counted by moving every
- * waiter of u to a probe word of the same table (u + 8: the same region or
- * mapping, a move within one table) and back.  A child seen asleep may
- * still be on its way to its queue (in a page fault, say). */
-static void
-await_queued(uint32_t *u, int n)
-{
-  long tries;
-  for (tries = 0; tries < 20000; tries++) {
-    int moved = (int)pfutex(u, FUTEX_REQUEUE, 0, NR2(INT_MAX), u + 8, 0), back = 0, r;
-    while (back < moved && (r = (int)pfutex(u + 8, FUTEX_REQUEUE, 0, NR2(INT_MAX), u, 0)) > 0)
-      back += r;
-    if (moved >= n)
-      return;
-    usleep(500);
-  }
-  diag("only some of %d waiters queued on the word", n);
-}
-
 static int
 kids_done(int n)
 {
@@ -237,7 +218,7 @@ pair(int ks, int kd, int slot)
   kid_start(0, a, 0);
   kid_start(1, a, 0);
   kid_start(2, a, 0);
-  await_queued(a, 3);
+  pft_await_queued(a, 3);
   errno = 0;
   r = pfutex(a, FUTEX_REQUEUE, 1, NR2(INT_MAX), b, 0);
   e = errno;
@@ -251,7 +232,7 @@ pair(int ks, int kd, int slot)
   /* 2 */
   kid_start_timed(0, a, 0, 800);
   kid_start_timed(1, a, 0, 800);
-  await_queued(a, 2);
+  pft_await_queued(a, 2);
   errno = 0;
   r = pfutex_cmp_requeue(a, 0, b, 0, 2, 0);
   e = errno;
@@ -262,7 +243,7 @@ pair(int ks, int kd, int slot)
 
   /* 3 */
   kid_start(0, a, 0);
-  await_queued(a, 1);
+  pft_await_queued(a, 1);
   r = pfutex(a, FUTEX_REQUEUE, 0, NR2(1), b, 0);
   r = r * 10 + pfutex(b, FUTEX_REQUEUE, 0, NR2(1), a, 0);
   is_int(11, r, "%s: moved there and back (1, 1)", what);
@@ -277,7 +258,7 @@ pair(int ks, int kd, int slot)
     return;                       /* (4: a waitv has no bitset) */
   /* 4 */
   kid_start(0, a, 2);
-  await_queued(a, 1);
+  pft_await_queued(a, 1);
   r = pfutex_requeue(a, b, 0, 1, 0);
   r = r * 10 + pfutex_wake(b, 1, INT_MAX, 0);
   r = r * 10 + pfutex_wake(b, 2, INT_MAX, 0);
@@ -319,7 +300,7 @@ chain(int k0, int k1, int k2, int slot)
   snprintf(what, sizeof what, "%s -> %s -> %s", kname[k0], kname[k1], kname[k2]);
   *a = *b = *c = 0;
   kid_start(0, a, 0);
-  await_queued(a, 1);
+  pft_await_queued(a, 1);
   r = pfutex(a, FUTEX_REQUEUE, 0, NR2(1), b, 0);
   r = r * 10 + pfutex(b, FUTEX_REQUEUE, 0, NR2(1), c, 0);
   r = r * 10 + pfutex(a, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
@@ -336,7 +317,7 @@ chain(int k0, int k1, int k2, int slot)
   if (ru_wait_asleep(getpid(), t.tid, &t.started, &t.done) != 0)
     diag("the thread did not go to sleep");
   kid_start(0, a, 0);
-  await_queued(a, 2);
+  pft_await_queued(a, 2);
   r = pfutex_cmp_requeue(a, 0, b, 0, 2, 0);
   r = r * 10 + pfutex(b, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
   pthread_join(th, NULL);
@@ -388,7 +369,7 @@ main(void)
     *x = 0;
     kid_start(0, x, 0);
     kid_start(1, x, 0);
-    await_queued(x, 2);
+    pft_await_queued(x, 2);
     if (!(r3 = pfutex_region_anon(1 << 16)))
       sysbail("pfutex_region_anon");
     errno = 0;

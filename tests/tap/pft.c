@@ -156,6 +156,22 @@ pft_read_file(const char *path, char *buf, size_t size)
   return n;
 }
 
+void
+pft_await_queued(uint32_t *u, int n)
+{
+  const struct timespec *all = (const struct timespec *)(uintptr_t)0x7fffffff;
+  long tries;
+  for (tries = 0; tries < 20000; tries++) {
+    int moved = (int)pfutex(u, 3, 0, all, u + 8, 0), back = 0, r;   /* FUTEX_REQUEUE */
+    while (back < moved && (r = (int)pfutex(u + 8, 3, 0, all, u, 0)) > 0)
+      back += r;
+    if (moved >= n)
+      return;
+    usleep(500);
+  }
+  diag("only some of %d waiters queued on the word", n);
+}
+
 int
 pft_task_state(pid_t pid, pid_t tid)
 {

@@ -37,6 +37,11 @@ void pft_watchdog(unsigned int seconds);
  * file: one read) and end them with a NUL: the count, or -1 when it
  * cannot be opened or reads nothing. */
 ssize_t pft_read_file(const char *path, char *buf, size_t size);
+/* Wait until at least n waiters are queued on the shared word *u (up to
+ * 10 s): counted by moving every waiter of u to u + 8 (the same table:
+ * the same region or mapping, a move within one table) and back.  A
+ * waiter seen asleep may still be on its way to its queue. */
+void pft_await_queued(uint32_t *u, int n);
 #endif
 
 /* The state letter ('S', 'R', 'D', 'Z', ...) of thread tid of process
