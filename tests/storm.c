@@ -967,16 +967,7 @@ main(void)
   /* The first call starts the backend (and the table whose buckets
    * pairs_same reads). */
   pfutex(&sw_idle_word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
-  {
-    /* futex_waitv here?  (qemu-user has none, nor Linux before 5.16) */
-    struct pfutex_waitv v;
-    memset(&v, 0, sizeof v);
-    v.uaddr = (uintptr_t)&sw_vx_quiet;
-    v.val = 1;                                /* a mismatch: EAGAIN at once */
-    v.flags = PFUTEX2_SIZE_U32 | PFUTEX2_PRIVATE;
-    errno = 0;
-    have_waitv = pfutex_waitv(&v, 1, 0, NULL, PFUTEX_CLOCK_MONOTONIC) == -1 && errno == EAGAIN;
-  }
+  have_waitv = pft_have_waitv();            /* (not under qemu-user) */
 
   for (i = 0; i < NSCENS; i++) {
     const struct scen *sc = &scens[i];

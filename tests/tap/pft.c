@@ -522,3 +522,16 @@ pft_elapsed_ns(const struct timespec *a, const struct timespec *b)
 {
   return (long long)(b->tv_sec - a->tv_sec) * 1000000000LL + (b->tv_nsec - a->tv_nsec);
 }
+
+int
+pft_have_waitv(void)
+{
+  static uint32_t word;
+  struct pfutex_waitv v;
+  memset(&v, 0, sizeof v);
+  v.uaddr = (uintptr_t)&word;
+  v.val = 1;                                /* a mismatch: EAGAIN at once */
+  v.flags = PFUTEX2_SIZE_U32 | PFUTEX2_PRIVATE;
+  errno = 0;
+  return pfutex_waitv(&v, 1, 0, NULL, PFUTEX_CLOCK_MONOTONIC) == -1 && errno == EAGAIN;
+}

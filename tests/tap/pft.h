@@ -44,6 +44,10 @@ ssize_t pft_read_file(const char *path, char *buf, size_t size);
 void pft_await_queued(uint32_t *u, int n);
 #endif
 
+/* Does futex_waitv work here (a probe's mismatch answers EAGAIN)?  Not
+ * under qemu-user, nor on Linux before 5.16, with the native backend. */
+int pft_have_waitv(void);
+
 /* The state letter ('S', 'R', 'D', 'Z', ...) of thread tid of process
  * pid from /proc (pid 0: this process; tid 0: the process itself), or -1
  * when it is gone. */
