@@ -842,6 +842,9 @@ extern volatile AO_t pf_xmove_named_total, pf_xmove_pub_total, pf_xmove_unreacha
 /* futex_waitv members followed to the node a move queued for them, in all
  * (src/waitv.c (M); tests/storm reports them) */
 extern volatile AO_t pf_vx_followed_total;
+/* ... and waitvs rung by a move that a handler's pfutex call ended
+ * (vx_intr; tests/storm reports them) */
+extern volatile AO_t pf_vx_intr_total;
 long pf_emu_waitv(struct pfutex_waitv *w, unsigned int nr, unsigned int flags,
                   const struct timespec *timeout, int clockid);
 int pf_emu_wake(const struct pf_req *r);

@@ -77,6 +77,7 @@
  * wake's count must be one of these, tests/waitv_storm). */
 volatile AO_t pf_vx_woken_total;
 volatile AO_t pf_vx_followed_total;       /* emu.h */
+volatile AO_t pf_vx_intr_total;           /* emu.h */
 
 struct pf_vx_entry {
   uint32_t *uaddr;
@@ -528,14 +529,24 @@ pf_vx_settle(struct pf_waiter *w, const struct pf_vx_entry *e, pf_ref *mref, uin
       return 1;                             /* woken before it was adopted */
     if (n == 0 && !w->vx_moves)
       return 1;                             /* no move: a wake, or detached (as ever) */
-    if (pf_vx_scan_any(w, 0) || AO_int_load_acquire(&w->node->state) == PF_W_DETACHED
-        || w->vx_intr)
-      return 1;                             /* woken, or a handler ran: the end tells */
+    if (pf_vx_scan_any(w, 0) || AO_int_load_acquire(&w->node->state) == PF_W_DETACHED)
+      return 1;                             /* woken, or detached: the end tells */
+    if (w->vx_intr) {
+      AO_fetch_and_add1(&pf_vx_intr_total);
+      return 1;                             /* a handler ran while rung: the end tells */
+    }
     /* rung by moves only: armed again, then looked at again (a wake that
      * found a parker rung rang none) */
     pf_vx_rearm(w->node, &w->parker, w->tab->slots != NULL);
     for (rec = w->vx_sec; rec; rec = rec->vx_next)
       pf_vx_rearm(&rec->vx_ptab->slots[rec->vx_pref - 1], &rec->nodes[0].parker, 1);
+    /* a handler that ran while the parker was still rung could not detach
+     * it (pf_vx_detach: QUEUED only): vx_intr, looked at once the parkers
+     * are armed again (a handler after this finds the parker QUEUED) */
+    if (w->vx_intr) {
+      AO_fetch_and_add1(&pf_vx_intr_total);
+      return 1;
+    }
     if (!pf_vx_scan_any(w, 1))
       return 0;
   }
@@ -908,10 +919,17 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *const *tab
     }
     if (AO_int_load(&p->state) != PF_W_QUEUED)
       break;
-    {                                       /* a surplus token: back, as wait.c does */
+    {
+      /* a surplus token (one a re-arming left, pf_vx_rearm): back, as
+       * wait.c does; then the state again: a ring or a handler's detach
+       * (pf_vx_detach) that came meanwhile may have given the token just
+       * taken back, and collects and the next park need it: given again
+       * (the token is a word set to 1 by every unpark: giving it twice is
+       * harmless) */
       unsigned int tok = AO_int_load(&p->park.word);
-      if (tok != 0)
-        (void)AO_int_compare_and_swap_full(&p->park.word, tok, 0);
+      if (tok != 0 && AO_int_compare_and_swap_full(&p->park.word, tok, 0)
+          && AO_int_load_acquire(&p->state) != PF_W_QUEUED)
+        AO_int_store_release(&p->park.word, tok);
     }
   }
   pf_crit_enter(&c);

@@ -46,7 +46,9 @@
  *                  both ways), waiters and wakers in 3 forked processes as
  *                  in region: a requeue moves other processes' waiters
  *                  (their new node published in the node they leave)
- *   In the last two, 1 in 4 waits is a futex_waitv where it works (a
+ *   tables-signals  tables, plus signals-intr's signaller: a handler's
+ *                  call ends a waitv a move rang (src/waitv.c vx_intr)
+ *   In the last three, 1 in 4 waits is a futex_waitv where it works (a
  *   probe): entry 0 a word of the process's private memory nobody wakes,
  *   entry 1 the storm's word; woken, it returns 1 (counted once: only
  *   entry 1 is ever woken); a requeue moves its member to another table
@@ -132,6 +134,7 @@ static const struct scen scens[] = {
   { "region", OP_ALL, 0, SIGS_NONE, PAIRS_REGION, 0 },
   { "tables", OP_ALL, 0, SIGS_NONE, PAIRS_TABLES, 1 },
   { "tables-procs", OP_ALL, 0, SIGS_NONE, PAIRS_XPROC, 1 },
+  { "tables-signals", OP_ALL, 0, SIGS_INTR, PAIRS_TABLES, 1 },
 };
 #define NSCENS ((int)(sizeof scens / sizeof scens[0]))
 
@@ -142,6 +145,7 @@ struct tot {
   unsigned long long xnamed, xpub;  /* moved across tables (emu.h): named, published */
   unsigned long long xunreach;      /* ... ended as spurious wakeups (none: nobody dies) */
   unsigned long long xvx;           /* futex_waitv members followed to their new node */
+  unsigned long long xvi;           /* ... waitvs rung by a move ended by a handler */
   int bad_errno;
   char bad_what[96];
 };
@@ -534,6 +538,7 @@ add_tot(struct tot *sum, const struct tot *t)
   sum->xpub += t->xpub;
   sum->xunreach += t->xunreach;
   sum->xvx += t->xvx;
+  sum->xvi += t->xvi;
   if (t->bad) {
     sum->bad += t->bad;
     sum->bad_errno = t->bad_errno;
@@ -557,6 +562,7 @@ storm_run(uint64_t seed, int until_stop, struct tot *sum)
 #ifdef PF_HAVE_EMU
   AO_t xn0 = AO_load(&pf_xmove_named_total), xp0 = AO_load(&pf_xmove_pub_total);
   AO_t xu0 = AO_load(&pf_xmove_unreachable_total), xv0 = AO_load(&pf_vx_followed_total);
+  AO_t xi0 = AO_load(&pf_vx_intr_total);
 #endif
 
   memset(sum, 0, sizeof *sum);
@@ -638,6 +644,7 @@ storm_run(uint64_t seed, int until_stop, struct tot *sum)
   sum->xpub = AO_load(&pf_xmove_pub_total) - xp0;
   sum->xunreach = AO_load(&pf_xmove_unreachable_total) - xu0;
   sum->xvx = AO_load(&pf_vx_followed_total) - xv0;
+  sum->xvi = AO_load(&pf_vx_intr_total) - xi0;
   if (sum->xunreach)
     bad(sum, "a moved wait's new node out of reach (a spurious wakeup; nobody died)",
         (long)sum->xunreach, 0);
@@ -752,8 +759,9 @@ report(const struct scen *sc, const struct tot *sum, double secs)
        sum->eintr_untimed, sum->eagain, sum->handler_calls, sum->bad);
   if (sum->xnamed || sum->xpub)
     diag("%s: waiters moved across tables: %llu named in their records, %llu published in"
-         " their nodes (%llu futex_waitv members followed there)", sc->name, sum->xnamed,
-         sum->xpub, sum->xvx);
+         " their nodes (%llu futex_waitv members followed there; %llu waitvs a move had"
+         " rung ended by a handler's call)", sc->name, sum->xnamed, sum->xpub, sum->xvx,
+         sum->xvi);
   if (sum->bad)
     diag("%s: %llu unexpected results, the last: %s, errno %s", sc->name, sum->bad,
          sum->bad_what, pft_errname(sum->bad_errno));

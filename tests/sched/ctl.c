@@ -33,6 +33,8 @@ struct sched_thread {
   const volatile unsigned int *last;    /* the word of its last point (the lock it spins on) */
   unsigned int spin_val;                /* T_SPIN: what the lock word held */
   int sigable, signaled, killable;
+  int fired_asleep;                     /* timeouts fired (slices included) while its
+                                           token word was 0 */
   int proc;                             /* its process (sched_run_procs; else 0) */
   const char *file;                     /* where it is (for the trace) */
   int line;
@@ -51,7 +53,9 @@ struct sched_state {
   struct sched_proc pr[SCHED_MAXP];
   int nth, nproc, multi;
   unsigned long progress;               /* points passed that were no spin */
-  struct timespec vnow[2];              /* virtual time: realtime, monotonic (frozen) */
+  struct timespec vnow[2];              /* virtual time: realtime, monotonic (frozen,
+                                           but for a stall: decide) */
+  int time_passed;                      /* stalls that let time pass (at most 2) */
   sem_t main_done;
 };
 static struct sched_state *S;
@@ -206,6 +210,12 @@ sched_parked_on(int t, const volatile unsigned int **w)
 }
 
 int
+sched_fired_asleep(int t)
+{
+  return th[t].fired_asleep;
+}
+
+int
 sched_signaled(int t)
 {
   return th[t].signaled;
@@ -244,6 +254,7 @@ decide(void)
 {
   struct sched_action a[4 * SCHED_MAXT + 1];
   int n = 0, t, me = sched_me, cur_en = me >= 0 && th[me].state == T_RUN, c, step, kill_at = -1;
+  int time_pass = 0;
 
   if (cur_en)
     a[n++] = (struct sched_action){ A_RUN, me };
@@ -266,6 +277,17 @@ decide(void)
       a[n++] = (struct sched_action){ A_KILL, me };
     }
   }
+  /* A stall, every thread asleep or done: with a thread asleep in a slice
+   * (a timed futex_waitv moved into a further table polls in slices
+   * until its deadline), time passes, 1 s, more than any slice and any
+   * deadline a controlled wait takes: that slice ends.  Twice at most;
+   * then, or with no slice, the stall is a deadlock. */
+  if (n == 0 && S->time_passed < 2)
+    for (t = 0; t < nth; t++)
+      if (th[t].state == T_PARK && th[t].timed == 2 && *th[t].word == 0) {
+        a[n++] = (struct sched_action){ A_TIMEOUT, t };
+        time_pass = 1;
+      }
   if (n == 0) {
     char buf[256] = "";
     for (t = 0; t < nth; t++)
@@ -292,7 +314,7 @@ decide(void)
   if (tracing && c >= 0 && c < n)
     fprintf(stderr, "[%d%s] T%d %s %s:%d -> %s T%d\n", step, n > 1 ? "*" : "", me,
             me >= 0 ? state_name(me) : "-", me >= 0 && th[me].file ? th[me].file : "", me >= 0 ? th[me].line : 0,
-            a[c].kind == A_RUN ? "run" : a[c].kind == A_TIMEOUT ? "timeout"
+            a[c].kind == A_RUN ? "run" : a[c].kind == A_TIMEOUT ? (time_pass ? "1 s passes, timeout" : "timeout")
             : a[c].kind == A_SIGNAL ? "signal" : "KILL the process of", a[c].t);
   if (c < 0 || c >= n) {
     sched_fail("replay diverged at decision %d (choice %d of %d)", sched_tr->n, c, n);
@@ -327,6 +349,12 @@ decide(void)
     th[t].reason = R_SIGNAL;
   } else {
     th[t].reason = a[c].kind == A_TIMEOUT ? R_TIMEOUT : R_RUN;
+    if (time_pass) {
+      S->vnow[0].tv_sec++;
+      S->vnow[1].tv_sec++;
+      S->time_passed++;
+    }
+    th[t].fired_asleep += a[c].kind == A_TIMEOUT && *th[t].word == 0;
   }
   if (t == me)
     return 0;
@@ -519,11 +547,11 @@ sched_join(void)
 }
 
 int
-sched_run_procs(int n, const int *proc, int nproc, void (*body)(int), const int *killable,
-                void (*pinit)(int), void (*pend)(int), void (*on_death)(int))
+sched_run_procs(int n, const int *proc, int nproc, void (*body)(int), const int *sigable,
+                const int *killable, void (*pinit)(int), void (*pend)(int), void (*on_death)(int))
 {
   int p, left;
-  threads_init(n, body, NULL, killable, proc);
+  threads_init(n, body, sigable, killable, proc);
   S->multi = 1;
   S->nproc = nproc;
   fflush(stdout);

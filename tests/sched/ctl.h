@@ -67,6 +67,9 @@ void sched_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Is thread t parked (in the port's park) on the token word *w == 0? */
 int sched_parked_on(int t, const volatile unsigned int **w);
 int sched_signaled(int t);
+/* How many timeouts (slices included) the scheduler fired for thread t
+ * while it was asleep: parked on a token word still 0 (none due). */
+int sched_fired_asleep(int t);
 /* Run nth threads, thread i calling body(i), under the scheduler; returns
  * when all are done (1) or the schedule failed (0: deadlock, livelock). */
 int sched_run(int nth, void (*body)(int), const int *sigable);
@@ -74,13 +77,14 @@ int sched_run(int nth, void (*body)(int), const int *sigable);
 void sched_join(void);
 /* Run nth threads in nproc processes (thread t in process proc[t], forked
  * from the caller, which only reaps them), thread t calling body(t) under
- * the scheduler; killable[t]: the scheduler may kill t's process at one of
- * t's points.  In each process, pinit(p) runs first (uncontrolled) and
+ * the scheduler; sigable[t]: t may be signalled, as sched_run's;
+ * killable[t]: the scheduler may kill t's process at one of t's points.  In each process, pinit(p) runs first (uncontrolled) and
  * pend(p) after its threads are done; on_death(p) runs in the caller
  * after it reaped the killed process, before anyone else runs.  Returns 1
  * when every thread is done (or dead), 0 when the schedule failed. */
-int sched_run_procs(int nth, const int *proc, int nproc, void (*body)(int), const int *killable,
-                    void (*pinit)(int), void (*pend)(int), void (*on_death)(int));
+int sched_run_procs(int nth, const int *proc, int nproc, void (*body)(int), const int *sigable,
+                    const int *killable, void (*pinit)(int), void (*pend)(int),
+                    void (*on_death)(int));
 /* Multi-process schedules: p's region lock id (from pinit), so that a
  * lock waiter spinning on a dead process's lock is let run; is p dead? */
 void sched_set_lockid(int p, uint32_t id);

@@ -18,7 +18,9 @@
  * returned 0 plus the futex_waitv members found woken, src/waitv.c's
  * pf_vx_woken_total around the call; a waitv returns an index exactly
  * when it found one); every wait returns 0, EAGAIN, ETIMEDOUT (a timed one) or
- * EINTR (a signal came); no thread is left asleep (all blocked with no
+ * EINTR (a signal came); a futex_waitv a handler's pfutex call detached
+ * does not time out unless a timeout fired on it before (it must not sleep
+ * again: src/waitv.c vx_intr); no thread is left asleep (all blocked with no
  * timeout left to fire is a deadlock); after a wake of every waiter of a
  * word whose value changed, no waiter parked on it with that key is still
  * queued (the lost wakeup); at the end, a wake of INT_MAX on every word
@@ -36,7 +38,10 @@
  * scheduler, only once the waiter was counted (its slot no longer
  * QUEUED; before that a slice only parks again).  A region's timed wait
  * takes a deadline half a slice from the virtual now, so it is one park
- * the scheduler may fire.  A killed process is reaped by the schedule's
+ * the scheduler may fire.  At a stall (no thread can run) with a thread
+ * asleep in a slice, 1 s of virtual time passes and that slice ends
+ * (twice at most in a schedule): a timed futex_waitv moved into a table
+ * it had no word in polls in slices until its deadline.  A killed process is reaped by the schedule's
  * root before anyone runs again: kill(pid, 0), the region code's test,
  * then says it is dead (a zombie would pass for alive).
  *
@@ -384,6 +389,24 @@ static const struct scenario scenarios[] = {
   { "xpv:waitv C,D/cmp_requeue C->A,wake A", 2, { 0 }, 1,
     { { WAITV(W_C, W_D), END }, { SET(W_C, 1), CMPREQ(W_C, 1, W_A, 0, 1), SET(W_A, 1), WAKEALL(W_A), END } },
     XRG(3, 0, 0) },
+  /* ... and its thread signalled, the handler calling pfutex (which ends
+   * the waitv, even one a move had rung: vx_intr); timed, with nobody
+   * waking (only a timeout or the handler ends it) or untimed and woken */
+  { "x2v:sigwaitv A,D/cmp_requeue A->B,wake B", 2, { 1, 0 }, 1,
+    { { WAITV(W_A, W_D), END }, { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 0, 1), SET(W_B, 1), WAKEALL(W_B), END } },
+    XRG(2, 0, 0) },
+  { "x2ov:sigwaitv A,C/cmp_requeue A->B,wake B", 2, { 1, 0 }, 1,
+    { { WAITV(W_A, W_C), END }, { SET(W_A, 1), CMPREQ(W_A, 1, W_B, 0, 1), SET(W_B, 1), WAKEALL(W_B), END } },
+    XRG(2, 1, 0) },
+  { "xpv:sigwaitv C,D/cmp_requeue C->A,wake A", 2, { 1, 0 }, 1,
+    { { WAITV(W_C, W_D), END }, { SET(W_C, 1), CMPREQ(W_C, 1, W_A, 0, 1), SET(W_A, 1), WAKEALL(W_A), END } },
+    XRG(3, 0, 0) },
+  { "x2v:sigtimedwaitv A,D/cmp_requeue A->B", 2, { 1, 0 }, 1,
+    { { TWAITV(W_A, W_D), END }, { CMPREQ(W_A, 0, W_B, 0, 1), END } }, XRG(2, 0, 0) },
+  { "x2ov:sigtimedwaitv A,C/cmp_requeue A->B", 2, { 1, 0 }, 1,
+    { { TWAITV(W_A, W_C), END }, { CMPREQ(W_A, 0, W_B, 0, 1), END } }, XRG(2, 1, 0) },
+  { "xpv:sigtimedwaitv C,D/cmp_requeue C->A", 2, { 1, 0 }, 1,
+    { { TWAITV(W_C, W_D), END }, { CMPREQ(W_C, 0, W_A, 0, 1), END } }, XRG(3, 0, 0) },
   { "xpv:timedwaitv A,B/cmp_requeue A->C/wake1 C", 3, { 0 }, 1,
     { { TWAITV(W_A, W_B), END }, { SET(W_A, 1), CMPREQ(W_A, 1, W_C, 0, 1), END }, { WAKE(W_C, 1), END } },
     XRG(3, 0, 0, 0) },
@@ -515,7 +538,9 @@ struct counts {
                                            (counted by a wake before it died) */
   int dead_members;                     /* ... and its members still QUEUED or WAKING then */
   int pi_holder;                        /* the thread in a PI critical section, or -1 */
-  int pi_held[SCHED_MAXT];              /* each thread's lock taken */
+  int pi_held[SCHED_MAXT];              /* each thread's lock taken */  int vx_detached[SCHED_MAXT];          /* a handler's pfutex detached the thread's
+                                           futex_waitv (src/thread.c (G)): 1 + the
+                                           timeouts fired on it asleep by then, or 0 */
 };
 enum { DS_NONE = -1 };
 static struct counts *cnt;
@@ -689,21 +714,33 @@ check_none_left(int me, int w, uint32_t mask)
 static void
 handler_body(int t)
 {
-  /* A wake of nobody (word C) and a wait on a value that does not match,
-   * then a wake of the word the interrupted thread waits on: the slow path,
-   * which detaches the interrupted wait first (wait.c (G)). */
+  /* A wake of nobody (word C; in a region scenario, where C may be waited
+   * on, a private word of its own) and a wait on a value that does not
+   * match, then a wake of the word the interrupted thread waits on: the
+   * slow path, which detaches the interrupted wait first (wait.c (G);
+   * a futex_waitv's: src/waitv.c pf_vx_detach, vx_intr). */
+  uint32_t *nobody = rgn ? &wordpool[128] : words[W_C];
+  struct pf_thread *self;
   int r;
-  r = pfutex_wake(words[W_C], PFUTEX_BITSET_MATCH_ANY, 1, PFUTEX_PRIVATE);
+  r = pfutex_wake(nobody, PFUTEX_BITSET_MATCH_ANY, 1, flags);
   if (r != 0)
     sched_fail("T%d handler: wake of nobody returned %d", t, r);
-  else if (pfutex_wait(words[W_C], 7, PFUTEX_BITSET_MATCH_ANY, PFUTEX_PRIVATE, NULL, 0) != -1
+  else if (pfutex_wait(nobody, 7, PFUTEX_BITSET_MATCH_ANY, flags, NULL, 0) != -1
            || errno != EAGAIN)
     sched_fail("T%d handler: a wait on a mismatched value did not fail with EAGAIN", t);
-  r = pfutex_wake(words[W_A], PFUTEX_BITSET_MATCH_ANY, 1, PFUTEX_PRIVATE);
+  r = pfutex_wake(words[W_A], PFUTEX_BITSET_MATCH_ANY, 1, flags);
   if (r < 0 || r > 1)
     sched_fail("T%d handler: wake(A, 1) returned %d", t, r);
   else
     cnt->claims[t] += r;
+  /* a futex_waitv in progress that a slow path of these calls detached
+   * (src/thread.c (G), src/waitv.c pf_vx_detach: vx_intr), whatever state
+   * its parker was in, ends without sleeping again: it cannot time out
+   * unless a timeout fired on it before (the check in OP_WAITV) */
+  self = pf_self_peek();
+  if (self && self->depth > 0 && self->nodes[self->depth - 1].vx_n != 0
+      && self->nodes[self->depth - 1].vx_intr && !cnt->vx_detached[t])
+    cnt->vx_detached[t] = 1 + sched_fired_asleep(t);
 }
 
 /* A timed wait's deadline: in a region, half a slice from the (virtual,
@@ -786,7 +823,9 @@ body(int me)
       struct pfutex_waitv v[2];
       AO_t before = AO_load(&pf_vx_woken_total);
       long found, u0 = (long)AO_load(&pf_xmove_unreachable_total), spurious;
+      int fired0 = sched_fired_asleep(me);
       sig0 = sched_signaled(me);
+      cnt->vx_detached[me] = 0;
       memset(v, 0, sizeof v);
       v[0].uaddr = (uint64_t)(uintptr_t)w;
       v[1].uaddr = (uint64_t)(uintptr_t)w2;
@@ -802,6 +841,9 @@ body(int me)
                    pft_errname(e));
       else if ((r >= 0) != (found + spurious > 0))
         sched_fail("T%d: waitv returned %d with %ld member(s) found woken", me, r, found);
+      else if (r < 0 && e == ETIMEDOUT && cnt->vx_detached[me] == 1 + fired0)
+        sched_fail("T%d: a handler's pfutex call ended the waitv before any timeout fired,"
+                   " and it timed out (it slept again)", me);
       cnt->zeros[me] += found;              /* each member counted by a wake */
       if (getenv("SCHED_TRACE"))
         fprintf(stderr, "T%d: waitv on %c, %c: %d %s, %ld found\n", me, 'A' + o->w, 'A' + o->w2, r,
@@ -1175,7 +1217,9 @@ run_one(const struct scenario *s)
        * open by now; said here, so that no thread's op ever opens it */
       pf_shared_prepare();
       flags = PFUTEX_SHARED;
-      if (!rgn || !sched_run_procs(s->nth, s->proc, nproc, body, s->kill, proc_init, NULL, on_death))
+      sched_handler = handler_body;
+      if (!rgn || !sched_run_procs(s->nth, s->proc, nproc, body, s->sig, s->kill, proc_init, NULL,
+                                   on_death))
         _exit(1);
       check_end_region();
       _exit(tr->failed ? 1 : 0);
