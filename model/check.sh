@@ -1,5 +1,6 @@
 #!/bin/sh
-# model/check.sh - verify model/pfutex.pml and model/pi.pml with Spin (`make check-model`).
+# model/check.sh - verify model/pfutex.pml, model/pi.pml and model/vxmove.pml with Spin
+# (`make check-model`).
 #
 # Every configuration of the unflagged model must verify without error
 # (exhaustive: no bitstate, no depth truncation); every bug flag must make
@@ -150,6 +151,21 @@ verify bug-pi-fast-unlock-any error -DCFG_PI -DBUG_PI_FAST_UNLOCK_ANY
 # ESRCH while that walk was in progress)
 verify bug-pi-no-esrch-retry error -DCFG_LATE -DROBUST -DBUG_PI_NO_ESRCH_RETRY
 verify bug-pi-no-walk-wait error -DCFG_LATE -DROBUST -DWALKER_TOO -DSTRICT_ESRCH -DBUG_PI_NO_WALK_WAIT
+
+# model/vxmove.pml: a futex_waitv member moved to a word of another table
+# (src/waitv.c (M)), a wake before or after, the deadline, a signal
+# handler's pfutex call (vx_intr)
+model=vxmove.pml
+verify vxmove ok
+verify vxmove-timed ok -DTIMED
+verify vxmove-handler ok -DHANDLER
+verify vxmove-handler-timed ok -DHANDLER -DTIMED
+# the bugs: each must be found (the last two: the code before 15060d6)
+verify bug-vx-no-ring error -DBUG_VX_NO_RING
+verify bug-vx-no-rescan error -DBUG_VX_NO_RESCAN
+verify bug-vx-no-oldlock error -DTIMED -DBUG_VX_NO_OLDLOCK
+verify bug-vx-intr-late error -DHANDLER -DBUG_VX_INTR_LATE
+verify bug-vx-surplus error -DHANDLER -DBUG_VX_SURPLUS
 model=pfutex.pml
 
 npass=`grep -c '^PASS: ' "$work/results.txt"`
