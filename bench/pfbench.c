@@ -16,7 +16,11 @@
  *              move across two tables: a node of B's table per waiter, which
  *              the waiter, woken for it, takes over); -p (with -x, -X or
  *              -2): the waiters are threads of a second process (forked),
- *              so a move across tables is another process's waiters'
+ *              so a move across tables is another process's waiters';
+ *              -V: each waiter in pfutex_waitv {a private word nobody
+ *              wakes, A} (a move of waitv members, src/waitv.c (M)); also
+ *              all_woken_us: the median from the requeue until every
+ *              waiter returned (B then A woken in a loop)
  *   wake-parallel  -n N waiters on one word, -w W waker threads each
  *              waking N/W of them with one call, started together; median
  *              over rounds of the wakers' mean latency, microseconds
@@ -115,6 +119,7 @@ static int opt_threads = -1, opt_n = -1, opt_futexes = 1024, opt_ms = 200;
 static int opt_w = -1, opt_runs = 10, opt_perf, opt_mux, opt_spin, opt_region;
 static int opt_two;            /* -2 (waitv-pp): the odd words in a second region */
 static int opt_procs;          /* -p (requeue, wake): the waiters in a forked process */
+static int opt_waitv;          /* -V (requeue, wake): the waiters in futex_waitv */
 /* -x: shared ops on region words; else private ops on private memory. */
 static unsigned int op_flags = PFUTEX_PRIVATE;
 static int op_wait = FUTEX_WAIT_PRIVATE, op_wake = FUTEX_WAKE_PRIVATE;
@@ -302,12 +307,25 @@ static struct blk_sync blk_local, *blk = &blk_local;
 static void *
 block_waiter(void *arg)
 {
+  uint32_t quiet = 0;             /* -V: entry 0, a private word nobody wakes */
   (void)arg;
   for (;;) {
     pthread_barrier_wait(&round_barrier);
     if (__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE))
       return NULL;
-    pfutex_wait(word_a, 0, ANY, blk_flags, NULL, 0);
+    if (opt_waitv) {
+      struct pfutex_waitv v[2];
+      memset(v, 0, sizeof v);
+      v[0].uaddr = (uintptr_t)&quiet;
+      v[0].flags = PFUTEX2_SIZE_U32 | PFUTEX2_PRIVATE;
+      v[1].uaddr = (uintptr_t)word_a;
+      v[1].flags = PFUTEX2_SIZE_U32 | (blk_flags == PRIV ? PFUTEX2_PRIVATE : 0);
+      if (pfutex_waitv(v, 2, 0, NULL, PFUTEX_CLOCK_MONOTONIC) < 0 && errno != EAGAIN
+          && errno != EINTR)
+        die("pfutex_waitv");
+    } else {
+      pfutex_wait(word_a, 0, ANY, blk_flags, NULL, 0);
+    }
     __atomic_add_fetch(&done_count, 1, __ATOMIC_SEQ_CST);
   }
 }
@@ -349,7 +367,7 @@ run_block(int requeue)
     blk_flags = 0;
   }
   pthread_t *tids = calloc(N, sizeof *tids);
-  double *times = malloc(cap * sizeof *times), end;
+  double *times = malloc(cap * sizeof *times), *dones = malloc(cap * sizeof *dones), end;
   pid_t kid = -1;
   if (opt_procs) {
     pthread_barrierattr_t ba;
@@ -412,10 +430,12 @@ run_block(int requeue)
     }
     while (__atomic_load_n(&done_count, __ATOMIC_SEQ_CST) < (unsigned)N)
       sched_yield();   /* untimed: let stragglers return */
-    if (valid)
+    if (valid) {
+      dones[rounds] = (now() - t0) * 1e6;
       times[rounds++] = (t1 - t0) * 1e6;
-    else
+    } else {
       discarded++;
+    }
   } while (rounds < cap && (rounds < 3 || now() < end) && discarded < 1000);
   __atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
   pthread_barrier_wait(&round_barrier);
@@ -431,9 +451,11 @@ run_block(int requeue)
     fprintf(stderr, "pfbench: every round was discarded\n");
     exit(2);
   }
-  printf("workload=%s backend=%s n=%d words=%s%s rounds=%d discarded=%d value=%.2f unit=us\n",
+  printf("workload=%s backend=%s n=%d words=%s%s%s rounds=%d discarded=%d value=%.2f unit=us"
+         " all_woken_us=%.2f\n",
          requeue ? "requeue" : "wake", backend_name, N, words_kind(),
-         opt_procs ? "-other-process" : "", rounds, discarded, median(times, rounds));
+         opt_procs ? "-other-process" : "", opt_waitv ? "-waitv" : "", rounds, discarded,
+         median(times, rounds), median(dones, rounds));
 }
 
 /* ---- wake-parallel: W wakers, each one call for N/W waiters ----------- */
@@ -474,7 +496,7 @@ run_wake_parallel(void)
   int cap = 1 << 16;
   pthread_t *tids;
   struct waker *wk;
-  double *times = malloc(cap * sizeof *times), end;
+  double *times = malloc(cap * sizeof *times), *dones = malloc(cap * sizeof *dones), end;
   if (N % W) {
     fprintf(stderr, "pfbench: -n must be a multiple of -w\n");
     exit(2);
@@ -1332,9 +1354,10 @@ main(int argc, char **argv)
   }
   wl = argv[1];
   optind = 2;
-  while ((c = getopt(argc, argv, "t:n:w:f:v:d:r:a:smPxX2p")) != -1) {
+  while ((c = getopt(argc, argv, "t:n:w:f:v:d:r:a:smPxX2pV")) != -1) {
     switch (c) {
     case 'p': opt_procs = 1; break;
+    case 'V': opt_waitv = 1; break;
     case 'w': opt_w = atoi(optarg); break;
     case 'r': opt_runs = atoi(optarg); break;
     case 'm': opt_mux = 1; break;
