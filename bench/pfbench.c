@@ -339,7 +339,19 @@ static void
 await_blocked(int n)
 {
   for (;;) {
-    int moved = pfutex_requeue(word_a, word_probe, 0, INT_MAX, blk_flags), back = 0, r;
+    int moved, back = 0, r;
+    if (opt_waitv) {
+      /* -V: counted by a requeue of A onto itself (no move across tables:
+       * a waitv member moved there and back before its thread followed
+       * holds a node of each table it passed through, src/waitv.c (M)) */
+      if ((moved = pfutex_requeue(word_a, word_a, 0, INT_MAX, blk_flags)) < 0)
+        die("probe requeue");
+      if (moved >= n)
+        return;
+      sched_yield();
+      continue;
+    }
+    moved = pfutex_requeue(word_a, word_probe, 0, INT_MAX, blk_flags);
     if (moved < 0)
       die("probe requeue");
     while (back < moved) {
