@@ -877,6 +877,7 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *const *tab
   while (ret == 0) {
     struct pf_deadline slice;
     int last = 1;
+    uint32_t st;
     if (w->vx_sec) {
       pf_slice_ns(dl, poll_ns, &slice, &last);
       if (poll_ns < PF_VX_POLL_MAX_NS)
@@ -909,7 +910,13 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *const *tab
     }
     if (ret != 0)
       break;
-    if (AO_int_load_acquire(&p->state) == PF_W_WAKING) {
+    /* the parker's state read once: read again for the second test, a
+     * move that rang it in between (QUEUED -> WAKING) was taken for a
+     * detach, and the end took the moved member off its new queue: an
+     * EINTR no signal caused, or a restart on the old words while the
+     * requeue had counted the member moved (a lost wakeup) */
+    st = AO_int_load_acquire(&p->state);
+    if (st == PF_W_WAKING) {
       /* rung: by a wake, or by a move (M) */
       if ((ret = pf_vx_settle(w, e, mref, nr)) != 0) {
         ret = ret > 0 ? 0 : ret;
@@ -917,8 +924,8 @@ pf_vx_once(const struct pf_vx_entry *e, uint32_t nr, struct pf_table *const *tab
       }
       continue;
     }
-    if (AO_int_load(&p->state) != PF_W_QUEUED)
-      break;
+    if (st != PF_W_QUEUED)
+      break;                                /* detached */
     {
       /* a surplus token (one a re-arming left, pf_vx_rearm): back, as
        * wait.c does; then the state again: a ring or a handler's detach

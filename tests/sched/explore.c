@@ -389,6 +389,25 @@ static const struct scenario scenarios[] = {
   { "xpv:waitv C,D/cmp_requeue C->A,wake A", 2, { 0 }, 1,
     { { WAITV(W_C, W_D), END }, { SET(W_C, 1), CMPREQ(W_C, 1, W_A, 0, 1), SET(W_A, 1), WAKEALL(W_A), END } },
     XRG(3, 0, 0) },
+  /* ... both members moved, one after the other: the second move rings
+   * the parker the first one's re-arming left a token in, between the
+   * park loop's looks at the parker's state */
+  { "x2v:timedwaitv A,D/requeue A->B,D->B", 2, { 0 }, 1,
+    { { TWAITV(W_A, W_D), END }, { REQUEUE(W_A, W_B, 0, 1), REQUEUE(W_D, W_B, 0, 1), END } },
+    XRG(2, 0, 0) },
+  { "x2ov:timedwaitv A,D/requeue A->B,D->B", 2, { 0 }, 1,
+    { { TWAITV(W_A, W_D), END }, { REQUEUE(W_A, W_B, 0, 1), REQUEUE(W_D, W_B, 0, 1), END } },
+    XRG(2, 1, 0) },
+  { "x2v:waitv A,D/requeue A->B,D->B,wake B,A,D", 2, { 0 }, 1,
+    { { WAITV(W_A, W_D), END },
+      { REQUEUE(W_A, W_B, 0, 1), REQUEUE(W_D, W_B, 0, 1), SET(W_A, 1), SET(W_D, 1), WAKEALL(W_B),
+        WAKEALL(W_A), WAKEALL(W_D), END } },
+    XRG(2, 0, 0) },
+  { "x2ov:waitv A,D/requeue A->B,D->B,wake B,A,D", 2, { 0 }, 1,
+    { { WAITV(W_A, W_D), END },
+      { REQUEUE(W_A, W_B, 0, 1), REQUEUE(W_D, W_B, 0, 1), SET(W_A, 1), SET(W_D, 1), WAKEALL(W_B),
+        WAKEALL(W_A), WAKEALL(W_D), END } },
+    XRG(2, 1, 0) },
   /* ... and its thread signalled, the handler calling pfutex (which ends
    * the waitv, even one a move had rung: vx_intr); timed, with nobody
    * waking (only a timeout or the handler ends it) or untimed and woken */
