@@ -338,23 +338,15 @@ block_waiter(void *arg)
 static void
 await_blocked(int n)
 {
+  /* -V: counted by a requeue of A onto itself (no move across tables: a
+   * waitv member moved there and back before its thread followed holds a
+   * node of each table it passed through, src/waitv.c (M)) */
+  uint32_t *probe = opt_waitv ? word_a : word_probe;
   for (;;) {
-    int moved, back = 0, r;
-    if (opt_waitv) {
-      /* -V: counted by a requeue of A onto itself (no move across tables:
-       * a waitv member moved there and back before its thread followed
-       * holds a node of each table it passed through, src/waitv.c (M)) */
-      if ((moved = pfutex_requeue(word_a, word_a, 0, INT_MAX, blk_flags)) < 0)
-        die("probe requeue");
-      if (moved >= n)
-        return;
-      sched_yield();
-      continue;
-    }
-    moved = pfutex_requeue(word_a, word_probe, 0, INT_MAX, blk_flags);
+    int moved = pfutex_requeue(word_a, probe, 0, INT_MAX, blk_flags), back = 0, r;
     if (moved < 0)
       die("probe requeue");
-    while (back < moved) {
+    while (probe != word_a && back < moved) {
       if ((r = pfutex_requeue(word_probe, word_a, 0, INT_MAX, blk_flags)) < 0)
         die("probe requeue back");
       if (r == 0)
@@ -508,7 +500,7 @@ run_wake_parallel(void)
   int cap = 1 << 16;
   pthread_t *tids;
   struct waker *wk;
-  double *times = malloc(cap * sizeof *times), *dones = malloc(cap * sizeof *dones), end;
+  double *times = malloc(cap * sizeof *times), end;
   if (N % W) {
     fprintf(stderr, "pfbench: -n must be a multiple of -w\n");
     exit(2);

@@ -29,7 +29,8 @@
  *   BUG_VX_NO_RING     the requeuer does not ring the member's parker
  *   BUG_VX_NO_RESCAN   no second look at the members after re-arming
  *   BUG_VX_NO_OLDLOCK  the follower does not wait for the old bucket's lock
- *   BUG_VX_INTR_LATE   vx_intr not looked at after re-arming (before 15060d6)
+ *   BUG_VX_INTR_LATE   vx_intr looked at before re-arming, not after (before
+ *                      15060d6)
  *   BUG_VX_SURPLUS     the surplus token taken back without looking at the
  *                      state again (before 15060d6)
  * Configurations: HANDLER (the handler runs, or not), TIMED (the waitv's
@@ -210,14 +211,16 @@ active proctype W()
            :: SCAN0 || P == DETACHED -> break
            :: else -> skip
            fi;
-           if :: vx_intr -> break :: else -> skip fi;
+#ifdef BUG_VX_INTR_LATE
+           if :: vx_intr -> break :: else -> skip fi;   /* only before re-arming */
+#endif
            /* rung by moves only: armed again (its token collected first) */
            if
            :: P == WAKING -> tok == 1; P = QUEUED
            :: else -> skip
            fi;
 #ifndef BUG_VX_INTR_LATE
-           if :: vx_intr -> break :: else -> skip fi;
+           if :: vx_intr -> break :: else -> skip fi;   /* a handler before or during it */
 #endif
 #ifndef BUG_VX_NO_RESCAN
            if

@@ -531,18 +531,15 @@ pf_vx_settle(struct pf_waiter *w, const struct pf_vx_entry *e, pf_ref *mref, uin
       return 1;                             /* no move: a wake, or detached (as ever) */
     if (pf_vx_scan_any(w, 0) || AO_int_load_acquire(&w->node->state) == PF_W_DETACHED)
       return 1;                             /* woken, or detached: the end tells */
-    if (w->vx_intr) {
-      AO_fetch_and_add1(&pf_vx_intr_total);
-      return 1;                             /* a handler ran while rung: the end tells */
-    }
     /* rung by moves only: armed again, then looked at again (a wake that
      * found a parker rung rang none) */
     pf_vx_rearm(w->node, &w->parker, w->tab->slots != NULL);
     for (rec = w->vx_sec; rec; rec = rec->vx_next)
       pf_vx_rearm(&rec->vx_ptab->slots[rec->vx_pref - 1], &rec->nodes[0].parker, 1);
-    /* a handler that ran while the parker was still rung could not detach
-     * it (pf_vx_detach: QUEUED only): vx_intr, looked at once the parkers
-     * are armed again (a handler after this finds the parker QUEUED) */
+    /* a handler that ran while the parker was rung (before this or
+     * during the re-arming) could not detach it (pf_vx_detach: QUEUED
+     * only): vx_intr, looked at once the parkers are armed again (a
+     * handler after this finds the parker QUEUED); the end tells */
     if (w->vx_intr) {
       AO_fetch_and_add1(&pf_vx_intr_total);
       return 1;

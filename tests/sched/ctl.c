@@ -33,8 +33,7 @@ struct sched_thread {
   const volatile unsigned int *last;    /* the word of its last point (the lock it spins on) */
   unsigned int spin_val;                /* T_SPIN: what the lock word held */
   int sigable, signaled, killable;
-  int fired_asleep;                     /* timeouts fired (slices included) while its
-                                           token word was 0 */
+  int fired;                            /* timeouts fired (slices included) */
   int proc;                             /* its process (sched_run_procs; else 0) */
   const char *file;                     /* where it is (for the trace) */
   int line;
@@ -210,9 +209,9 @@ sched_parked_on(int t, const volatile unsigned int **w)
 }
 
 int
-sched_fired_asleep(int t)
+sched_fired(int t)
 {
-  return th[t].fired_asleep;
+  return th[t].fired;
 }
 
 int
@@ -354,7 +353,7 @@ decide(void)
       S->vnow[1].tv_sec++;
       S->time_passed++;
     }
-    th[t].fired_asleep += a[c].kind == A_TIMEOUT && *th[t].word == 0;
+    th[t].fired += a[c].kind == A_TIMEOUT;
   }
   if (t == me)
     return 0;

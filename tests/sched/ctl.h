@@ -68,8 +68,8 @@ void sched_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int sched_parked_on(int t, const volatile unsigned int **w);
 int sched_signaled(int t);
 /* How many timeouts (slices included) the scheduler fired for thread t
- * while it was asleep: parked on a token word still 0 (none due). */
-int sched_fired_asleep(int t);
+ * (each while it slept: a timeout is offered only on a token word of 0). */
+int sched_fired(int t);
 /* Run nth threads, thread i calling body(i), under the scheduler; returns
  * when all are done (1) or the schedule failed (0: deadlock, livelock). */
 int sched_run(int nth, void (*body)(int), const int *sigable);
@@ -78,8 +78,9 @@ void sched_join(void);
 /* Run nth threads in nproc processes (thread t in process proc[t], forked
  * from the caller, which only reaps them), thread t calling body(t) under
  * the scheduler; sigable[t]: t may be signalled, as sched_run's;
- * killable[t]: the scheduler may kill t's process at one of t's points.  In each process, pinit(p) runs first (uncontrolled) and
- * pend(p) after its threads are done; on_death(p) runs in the caller
+ * killable[t]: the scheduler may kill t's process at one of t's points.
+ * In each process, pinit(p) runs first (uncontrolled) and pend(p) after
+ * its threads are done; on_death(p) runs in the caller
  * after it reaped the killed process, before anyone else runs.  Returns 1
  * when every thread is done (or dead), 0 when the schedule failed. */
 int sched_run_procs(int nth, const int *proc, int nproc, void (*body)(int), const int *sigable,

@@ -41,8 +41,8 @@
  * the scheduler may fire.  At a stall (no thread can run) with a thread
  * asleep in a slice, 1 s of virtual time passes and that slice ends
  * (twice at most in a schedule): a timed futex_waitv moved into a table
- * it had no word in polls in slices until its deadline.  A killed process is reaped by the schedule's
- * root before anyone runs again: kill(pid, 0), the region code's test,
+ * it had no word in polls in slices until its deadline.  A killed
+ * process is reaped by the schedule's root before anyone runs again: kill(pid, 0), the region code's test,
  * then says it is dead (a zombie would pass for alive).
  *
  * Usage: explore [-s SCENARIO] [-m dfs|pct|kill] [-n RUNS] [-d DEPTH] [-S SEED]
@@ -557,9 +557,10 @@ struct counts {
                                            (counted by a wake before it died) */
   int dead_members;                     /* ... and its members still QUEUED or WAKING then */
   int pi_holder;                        /* the thread in a PI critical section, or -1 */
-  int pi_held[SCHED_MAXT];              /* each thread's lock taken */  int vx_detached[SCHED_MAXT];          /* a handler's pfutex detached the thread's
+  int pi_held[SCHED_MAXT];              /* each thread's lock taken */
+  int vx_detached[SCHED_MAXT];          /* a handler's pfutex detached the thread's
                                            futex_waitv (src/thread.c (G)): 1 + the
-                                           timeouts fired on it asleep by then, or 0 */
+                                           timeouts fired on it by then, or 0 */
 };
 enum { DS_NONE = -1 };
 static struct counts *cnt;
@@ -759,7 +760,7 @@ handler_body(int t)
   self = pf_self_peek();
   if (self && self->depth > 0 && self->nodes[self->depth - 1].vx_n != 0
       && self->nodes[self->depth - 1].vx_intr && !cnt->vx_detached[t])
-    cnt->vx_detached[t] = 1 + sched_fired_asleep(t);
+    cnt->vx_detached[t] = 1 + sched_fired(t);
 }
 
 /* A timed wait's deadline: in a region, half a slice from the (virtual,
@@ -842,7 +843,7 @@ body(int me)
       struct pfutex_waitv v[2];
       AO_t before = AO_load(&pf_vx_woken_total);
       long found, u0 = (long)AO_load(&pf_xmove_unreachable_total), spurious;
-      int fired0 = sched_fired_asleep(me);
+      int fired0 = sched_fired(me);
       sig0 = sched_signaled(me);
       cnt->vx_detached[me] = 0;
       memset(v, 0, sizeof v);
@@ -1225,6 +1226,7 @@ run_one(const struct scenario *s)
     clock_gettime(CLOCK_MONOTONIC, &now);
     far.tv_sec = now.tv_sec + 3600;
     far.tv_nsec = 0;
+    sched_handler = handler_body;
     if (s->region) {
       int nproc = 0, t;
       for (t = 0; t < s->nth; t++)
@@ -1236,7 +1238,6 @@ run_one(const struct scenario *s)
        * open by now; said here, so that no thread's op ever opens it */
       pf_shared_prepare();
       flags = PFUTEX_SHARED;
-      sched_handler = handler_body;
       if (!rgn || !sched_run_procs(s->nth, s->proc, nproc, body, s->sig, s->kill, proc_init, NULL,
                                    on_death))
         _exit(1);
@@ -1245,7 +1246,6 @@ run_one(const struct scenario *s)
     }
     flags = PFUTEX_PRIVATE;
     pick_words();
-    sched_handler = handler_body;
     if (!sched_run(s->nth, body, s->sig))
       _exit(1);
     sched_join();
