@@ -22,6 +22,7 @@
  * exiting the launcher before the test ends): run the test with
  * _spawnv(_P_WAIT) and return its exit status.  Environment: _putenv_s. */
 # include <process.h>
+# include <windows.h>
 static int
 setenv(const char *n, const char *v, int overwrite)
 {
@@ -144,12 +145,34 @@ main(int argc, char **argv)
     setenv("PFUTEX_TEST_EXPECT_BACKEND", name, 1);
   }
 #ifdef _WIN32
+  /* The first line out: a log without it is a run wine never started
+   * (.ci/win32 runs such a program once more).  A program that exists
+   * and could not be started (_spawnv -1: CreateProcess failed, the
+   * program never ran; seen under wine 8.0 on a loaded machine, errno
+   * EINVAL) is started again, at most 4 more times, each try named in a
+   * TAP comment: nothing of the test had run. */
+  printf("# launch: %s %s\n", b, argv[2]);
   {
     intptr_t st;
-    fflush(stdout);
-    st = _spawnv(_P_WAIT, argv[2], (const char *const *)(argv + 2));
-    if (st != -1)
-      return (int)st;
+    int tries;
+    for (tries = 1;; tries++) {
+      DWORD werr;
+      fflush(stdout);
+      SetLastError(0);
+      errno = 0;
+      st = _spawnv(_P_WAIT, argv[2], (const char *const *)(argv + 2));
+      if (st != -1)
+        return (int)st;
+      werr = GetLastError();
+      if (tries == 5 || errno == ENOENT || errno == ENOEXEC || errno == E2BIG
+          || werr == ERROR_BAD_EXE_FORMAT) {
+        printf("# launch: Windows error %lu\n", (unsigned long)werr);
+        break;
+      }
+      printf("# launch: could not start %s (try %d: %s, Windows error %lu); trying again\n",
+             argv[2], tries, strerror(errno), (unsigned long)werr);
+      Sleep(100 * tries);
+    }
   }
 #else
   execv(argv[2], argv + 2);
