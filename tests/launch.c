@@ -161,8 +161,11 @@ main(int argc, char **argv)
       SetLastError(0);
       errno = 0;
       st = _spawnv(_P_WAIT, argv[2], (const char *const *)(argv + 2));
-      if (st != -1)
+      if (st != -1) {
+        if (st != 0)            /* (a TAP comment after the test: a status for the log) */
+          printf("# launch: %s exited with status %ld\n", argv[2], (long)st);
         return (int)st;
+      }
       werr = GetLastError();
       if (tries == 5 || errno == ENOENT || errno == ENOEXEC || errno == E2BIG
           || werr == ERROR_BAD_EXE_FORMAT) {
