@@ -13,6 +13,14 @@
 #endif
 
 #ifdef _WIN32
+/* libtool compiles a DLL's objects (and those of the convenience library
+ * libpfutex.a is made from) with -DDLL_EXPORT, which has winpthreads'
+ * <pthread.h> declare its calls dllimport: the objects would reference
+ * __imp_pthread_*, which a static link (libwinpthread.a) cannot resolve.
+ * Plain references resolve both ways (an import library has a stub per
+ * call).  pfutex's own exports use PFUTEX_BUILDING_DLL.  Every file of the
+ * library includes this header before any system header. */
+# undef DLL_EXPORT
 # include "posix.h"    /* Windows: the POSIX names src/ uses (ports/win32/posix.h) */
 #endif
 #include <errno.h>

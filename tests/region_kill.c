@@ -74,6 +74,7 @@ main(void)
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "../ports/sysv/semun.h"
 #ifdef __linux__
 # include <sys/prctl.h>
 #endif
@@ -715,7 +716,7 @@ ring_tokens(void)
 static int
 foreign_sysv_sets(int *untagged)
 {
-#if defined(SEM_INFO) && defined(SEM_STAT)
+#ifdef PF_SYSV_HAVE_SEM_SCAN
   struct seminfo si;
   int maxidx, i, n = 0;
   *untagged = 0;

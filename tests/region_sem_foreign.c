@@ -49,6 +49,7 @@ main(void)
 #include <time.h>
 #include <unistd.h>
 
+#include "../ports/sysv/semun.h"
 #include "region/internal.h"
 #include "pft.h"
 #include "region_util.h"
@@ -69,19 +70,6 @@ struct rs_shared {
   int err[RS_ROUNDS];
   long long ns[RS_ROUNDS];
 };
-
-#ifndef _SEM_SEMUN_UNDEFINED
-# if defined(__linux__) || defined(__GLIBC__)
-#  define _SEM_SEMUN_UNDEFINED 1
-# endif
-#endif
-#ifdef _SEM_SEMUN_UNDEFINED
-union semun {
-  int val;
-  struct semid_ds *buf;
-  unsigned short *array;
-};
-#endif
 
 static int rs_foreign1 = -1, rs_foreign67 = -1;
 

@@ -140,9 +140,9 @@ static char self_exe[PATH_MAX];
 static int is_linux;             /* the native backend: the kernel is the reference */
 
 /* ---- Stop points: crash points that SIGSTOP instead of SIGKILL ------------------------------ */
-static volatile int rs_stop_at_crash;
 static volatile int rs_pausing;         /* 1 while it pauses, 2 after */
 #if defined(PF_CRASH_POINTS) && defined(__linux__)
+static volatile int rs_stop_at_crash;
 static __thread long long rs_pause_ns;  /* this thread pauses at the point instead */
 # define RS_HAVE_STOP 1
 /* The engine's crash point does kill(getpid(), SIGKILL); in a process that

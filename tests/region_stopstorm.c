@@ -87,9 +87,9 @@ main(void)
 #define RS_SEC (1000LL * 1000 * 1000)
 
 static int is_linux;
-static volatile int rs_stop_at_crash;
 #if defined(PF_CRASH_POINTS) && defined(__linux__)
 # define RS_HAVE_STOP 1
+static volatile int rs_stop_at_crash;
 /* A crash point's SIGKILL of this process becomes SIGSTOP in a worker
  * (tests/region_sound.c has the same); every other kill() is passed on. */
 static int rs_armed;                     /* index in rs_points of the armed point */

@@ -4,9 +4,11 @@
  * Three ways to reach it, chosen once at run time (pf_darwin_init, cached
  * in pf_darwin_api):
  *   os_sync  os_sync_wait_on_address[_with_timeout] / os_sync_wake_by_address_any
- *            (public, macOS 14.4+, <os/os_sync_wait_on_address.h>): compiled
- *            where configure found the SDK header (PF_DARWIN_HAVE_OS_SYNC),
- *            used where the running system has the symbols (weak imports).
+ *            (public, macOS 14.4+, <os/os_sync_wait_on_address.h>): always
+ *            compiled, from the SDK's header where configure found it
+ *            (PF_DARWIN_HAVE_OS_SYNC), else from the port's own
+ *            declarations; used where the running system has the symbols
+ *            (weak imports).
  *   ulock2   __ulock_wait2 (macOS 11+; 64-bit nanosecond timeout) with
  *            __ulock_wake: private API, declared here; weak import.
  *   ulock    __ulock_wait (32-bit microsecond timeout) with __ulock_wake.
@@ -58,9 +60,30 @@
 # include <errno.h>
 # include <stddef.h>
 # include <stdint.h>
-# ifdef PF_DARWIN_HAVE_OS_SYNC
-#  include <os/clock.h>
-#  include <os/os_sync_wait_on_address.h>
+# include <os/clock.h>          /* os_clockid_t, OS_CLOCK_MACH_ABSOLUTE_TIME (macOS 10.12+) */
+# ifndef PF_DARWIN_NO_OS_SYNC    /* (configure: where the weak imports do not link) */
+#  ifdef PF_DARWIN_HAVE_OS_SYNC
+#   include <os/os_sync_wait_on_address.h>
+#  else
+/* An SDK before macOS 14.4 (Zig's, for one) lacks the header: the port
+ * declares what it uses, as Apple's header has it (values and
+ * signatures), and the run-time choice below is the same.  The symbols
+ * are in the SDK's libSystem stubs from 14.4 on; with older stubs the
+ * weak references stay undefined at link time (-U, configure). */
+typedef uint32_t os_sync_wait_on_address_flags_t;
+typedef uint32_t os_sync_wake_by_address_flags_t;
+#   define OS_SYNC_WAIT_ON_ADDRESS_NONE   0x00000000u
+#   define OS_SYNC_WAIT_ON_ADDRESS_SHARED 0x00000001u
+#   define OS_SYNC_WAKE_BY_ADDRESS_NONE   0x00000000u
+#   define OS_SYNC_WAKE_BY_ADDRESS_SHARED 0x00000001u
+extern int os_sync_wait_on_address(void *addr, uint64_t value, size_t size,
+                                   os_sync_wait_on_address_flags_t flags);
+extern int os_sync_wait_on_address_with_timeout(void *addr, uint64_t value, size_t size,
+                                                os_sync_wait_on_address_flags_t flags,
+                                                os_clockid_t clockid, uint64_t timeout_ns);
+extern int os_sync_wake_by_address_any(void *addr, size_t size,
+                                       os_sync_wake_by_address_flags_t flags);
+#  endif
 /* Weak imports: absent (NULL) before macOS 14.4.  pf_darwin_init's NULL
  * checks are the availability guard clang cannot see. */
 #  ifdef __clang__
@@ -99,7 +122,7 @@ pf_darwin_init(void)
 {
   if (pf_darwin_api)
     return 0;
-#ifdef PF_DARWIN_HAVE_OS_SYNC
+#ifndef PF_DARWIN_NO_OS_SYNC
   /* Weak imports: NULL where the running system predates them. */
   if (os_sync_wait_on_address != NULL && os_sync_wait_on_address_with_timeout != NULL
       && os_sync_wake_by_address_any != NULL) {
@@ -119,7 +142,7 @@ static int
 pf_darwin_sleep(uint32_t *word, int shared, uint64_t ns)
 {
   int r;
-#ifdef PF_DARWIN_HAVE_OS_SYNC
+#ifndef PF_DARWIN_NO_OS_SYNC
   if (pf_darwin_api == PF_DARWIN_OS_SYNC) {
     os_sync_wait_on_address_flags_t f = shared ? OS_SYNC_WAIT_ON_ADDRESS_SHARED
                                                : OS_SYNC_WAIT_ON_ADDRESS_NONE;
@@ -201,7 +224,7 @@ pf_darwin_unpark(struct pf_park *k, int shared)
   uint32_t *word = &k->word;
   shared = PF_DARWIN_SHARED(shared);
   AO_int_store_release(&k->word, 1);
-#ifdef PF_DARWIN_HAVE_OS_SYNC
+#ifndef PF_DARWIN_NO_OS_SYNC
   if (pf_darwin_api == PF_DARWIN_OS_SYNC) {
     int saved = errno;
     /* -1/ENOENT: nobody asleep yet; the waiter will see the token. */

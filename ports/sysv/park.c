@@ -88,6 +88,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "semun.h"
+
 #define PF_SYSV_SET_SIZE 32             /* parkers per set */
 #define PF_SYSV_TAG_MAGIC 0x5046        /* "PF"; semaphore values stop at 32767 */
 /* Per set: the parkers' semaphores, their counters, then the tag: magic,
@@ -113,25 +115,12 @@ static int pf_sysv_nsets;                       /* pf_sysv_lock */
 static int pf_sysv_used;                        /* parkers handed out in the last set */
 static unsigned int pf_sysv_gen = 1;            /* bumped in a fork child */
 
-#ifndef _SEM_SEMUN_UNDEFINED
-# if defined(__linux__) || defined(__GLIBC__)
-#  define _SEM_SEMUN_UNDEFINED 1
-# endif
-#endif
-#ifdef _SEM_SEMUN_UNDEFINED
-union semun {
-  int val;
-  struct semid_ds *buf;
-  unsigned short *array;
-};
-#endif
-
 /* Remove the sets of processes that are gone.  At init, any set tagged
  * with our own pid was left by an earlier image of this process (exec). */
 static void
 pf_sysv_reclaim(int at_init)
 {
-#if defined(SEM_INFO) && defined(SEM_STAT)
+#ifdef PF_SYSV_HAVE_SEM_SCAN
   struct seminfo si;
   union semun arg;
   int maxidx, i, j, saved = errno;
