@@ -94,7 +94,11 @@
  * counts them.
  */
 #define _GNU_SOURCE
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
 #include <errno.h>
+#include <signal.h>
 #include <limits.h>
 #include <pthread.h>
 #include <sched.h>
@@ -107,6 +111,9 @@
 #include <unistd.h>
 
 #include <sys/mman.h>
+#ifdef HAVE_PTHREAD_NP_H
+# include <pthread_np.h>
+#endif
 #include <pfutex.h>
 #include <pfutex/linux.h>
 #include "../examples/nptl_sync.h"
@@ -173,9 +180,13 @@ spawn(pthread_t *t, void *(*fn)(void *), void *arg)
   }
 }
 
+/* Where threads cannot be pinned (macOS, NetBSD, OpenBSD: configure's
+ * PF_HAVE_PIN), -a same|split runs unpinned and the result line says so
+ * (affinity=...-unpinned). */
 static void
 pin_self(int cpu)
 {
+#ifdef PF_HAVE_PIN
   cpu_set_t set;
   if (cpu < 0)
     return;
@@ -183,6 +194,50 @@ pin_self(int cpu)
   CPU_SET(cpu, &set);
   if ((errno = pthread_setaffinity_np(pthread_self(), sizeof set, &set)) != 0)
     die("pthread_setaffinity_np");
+#else
+  (void)cpu;
+#endif
+}
+
+static const char *
+affinity_name(void)
+{
+#ifdef PF_HAVE_PIN
+  return opt_affinity ? opt_affinity : "any";
+#else
+  return opt_affinity ? (strcmp(opt_affinity, "same") == 0 ? "same-unpinned" : "split-unpinned") : "any";
+#endif
+}
+
+/* pthread_join with a deadline on CLOCK_REALTIME: 0, or ETIMEDOUT.  Without
+ * pthread_timedjoin_np (macOS, OpenBSD, NetBSD), an alarm ends the process
+ * at the deadline instead: the run fails rather than hangs either way. */
+#ifndef HAVE_PTHREAD_TIMEDJOIN_NP
+static void
+join_alarm(int sig)
+{
+  static const char msg[] = "pfbench: a thread still running 10 s past its time: a lost wake?\n";
+  (void)sig;
+  (void)!write(2, msg, sizeof msg - 1);
+  _exit(2);
+}
+#endif
+
+static int
+join_by(pthread_t t, const struct timespec *limit)
+{
+#ifdef HAVE_PTHREAD_TIMEDJOIN_NP
+  return pthread_timedjoin_np(t, NULL, limit);
+#else
+  struct timespec now_rt;
+  int e;
+  clock_gettime(CLOCK_REALTIME, &now_rt);
+  signal(SIGALRM, join_alarm);
+  alarm(limit->tv_sec > now_rt.tv_sec ? (unsigned)(limit->tv_sec - now_rt.tv_sec) + 1 : 1);
+  e = pthread_join(t, NULL);
+  alarm(0);
+  return e;
+#endif
 }
 
 static int
@@ -618,11 +673,15 @@ run_perf(const char *workload)
     pthread_mutex_unlock(&perf_lock);
     __atomic_store_n(&perf_exited, 0, __ATOMIC_SEQ_CST);
     for (i = 0; i < N; i++) {
-      cpu_set_t set;
       pthread_attr_init(&attr);
-      CPU_ZERO(&set);
-      CPU_SET(i % ncpu, &set);
-      pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+#ifdef PF_HAVE_PIN
+      {
+        cpu_set_t set;
+        CPU_ZERO(&set);
+        CPU_SET(i % ncpu, &set);
+        pthread_attr_setaffinity_np(&attr, sizeof set, &set);
+      }
+#endif
       if ((errno = pthread_create(&tids[i], &attr, perf_blocked, NULL)) != 0)
         die("pthread_create");
       pthread_attr_destroy(&attr);
@@ -829,7 +888,7 @@ run_pp(void)
       pthread_join(pairs[i].pong, NULL);
   }
   printf("workload=pp backend=%s pairs=%d affinity=%s spin=%s words=%s value=%.0f unit=ops_per_s\n",
-         backend_name, P, opt_affinity ? opt_affinity : "any", opt_spin ? "libstdc++" : "none",
+         backend_name, P, affinity_name(), opt_spin ? "libstdc++" : "none",
          words_kind(), rate);
 }
 
@@ -1101,7 +1160,7 @@ run_pi_handoff(void)
     pi_fail("pi-handoff", "not 0 at the end", v);
   printf("workload=pi-handoff backend=%s threads=2 affinity=%s cs=%lu handoffs=%lu"
          " csw_per_cs=%.2f value=%.0f unit=ops_per_s\n", backend_name,
-         opt_affinity ? opt_affinity : "any", cs, handoffs,
+         affinity_name(), cs, handoffs,
          (double)(ru1.ru_nvcsw + ru1.ru_nivcsw - ru0.ru_nvcsw - ru0.ru_nivcsw) / cs,
          cs / (t1 - t0));
 }
@@ -1309,7 +1368,7 @@ run_waitv_pp(void)
   /* a lost wake leaves A asleep for good: fail rather than hang */
   clock_gettime(CLOCK_REALTIME, &limit);
   limit.tv_sec += opt_ms / 1000 + 10;
-  if ((e = pthread_timedjoin_np(vp.a, NULL, &limit)) != 0) {
+  if ((e = join_by(vp.a, &limit)) != 0) {
     fprintf(stderr, "pfbench: waitv-pp: the waitv side still running 10 s past its time"
             " (%s): a lost wake? B finished %lu rounds\n", strerror(e),
             __atomic_load_n(&vp_done, __ATOMIC_ACQUIRE));
@@ -1327,7 +1386,7 @@ run_waitv_pp(void)
   }
   printf("workload=waitv-pp backend=%s n=%d words=%s affinity=%s rounds=%lu woken=%lu eagain=%lu"
          " csw_per_rt=%.2f value=%.0f unit=ops_per_s\n", backend_name, vp.n, words_kind(),
-         opt_affinity ? opt_affinity : "any", vp.rounds, vp.indexed, vp.eagain,
+         affinity_name(), vp.rounds, vp.indexed, vp.eagain,
          (double)(ru1.ru_nvcsw + ru1.ru_nivcsw - ru0.ru_nvcsw - ru0.ru_nivcsw) / vp.rounds,
          vp.rounds / vp.t);
 }
