@@ -263,7 +263,52 @@ struct worker {
   char pad[CACHELINE];
 };
 
-static pthread_barrier_t start_barrier;
+/* Barriers start rounds (never inside a measured section).  POSIX's where
+ * the system has them, process-shared included (configure:
+ * PF_HAVE_PSHARED_BARRIER); else (macOS has no pthread_barrier_t, NetBSD no
+ * process-shared one) a generation barrier that spins with sched_yield:
+ * no futex of its own to disturb the table being measured. */
+#ifdef PF_HAVE_PSHARED_BARRIER
+typedef pthread_barrier_t pfb_barrier_t;
+static void
+pfb_barrier_init(pfb_barrier_t *b, int pshared, unsigned n)
+{
+  pthread_barrierattr_t ba;
+  pthread_barrierattr_init(&ba);
+  if (pshared)
+    pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
+  if ((errno = pthread_barrier_init(b, &ba, n)) != 0)
+    die("pthread_barrier_init");
+  pthread_barrierattr_destroy(&ba);
+}
+# define pfb_barrier_wait(b) ((void)pthread_barrier_wait(b))
+# define pfb_barrier_destroy(b) ((void)pthread_barrier_destroy(b))
+#else
+typedef struct { unsigned n, count, gen; } pfb_barrier_t;
+static void
+pfb_barrier_init(pfb_barrier_t *b, int pshared, unsigned n)
+{
+  (void)pshared;                /* plain atomics: shared memory is enough */
+  b->n = n;
+  b->count = 0;
+  __atomic_store_n(&b->gen, 0, __ATOMIC_RELEASE);
+}
+static void
+pfb_barrier_wait(pfb_barrier_t *b)
+{
+  unsigned g = __atomic_load_n(&b->gen, __ATOMIC_ACQUIRE);
+  if (__atomic_add_fetch(&b->count, 1, __ATOMIC_ACQ_REL) == b->n) {
+    __atomic_store_n(&b->count, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&b->gen, g + 1, __ATOMIC_RELEASE);   /* publishes the reset */
+    return;
+  }
+  while (__atomic_load_n(&b->gen, __ATOMIC_ACQUIRE) == g)
+    sched_yield();
+}
+# define pfb_barrier_destroy(b) ((void)(b))
+#endif
+
+static pfb_barrier_t start_barrier;
 static double deadline;
 static int is_hash;
 
@@ -280,7 +325,7 @@ spin_worker(void *arg)
   unsigned long ops = 0;
   int i;
   pin_self(w->cpu);
-  pthread_barrier_wait(&start_barrier);
+  pfb_barrier_wait(&start_barrier);
   do {
     if (hash && !mux) {
       for (i = 0; i < nf; i++)
@@ -318,7 +363,7 @@ run_spin(const char *workload)
   char *shared = NULL;
   if (opt_region)
     shared = shared_words(per * T);
-  pthread_barrier_init(&start_barrier, NULL, T + 1);
+  pfb_barrier_init(&start_barrier, 0, T + 1);
   for (t = 0; t < T; t++) {
     /* words spaced 4 apart: distinct, several per cache line, per thread */
     w[t].words = shared ? (uint32_t *)(void *)(shared + per * t) : aligned_alloc(CACHELINE, per);
@@ -328,7 +373,7 @@ run_spin(const char *workload)
   }
   t0 = now();
   deadline = t0 + opt_ms / 1000.0;
-  pthread_barrier_wait(&start_barrier);
+  pfb_barrier_wait(&start_barrier);
   for (t = 0; t < T; t++) {
     pthread_join(w[t].tid, NULL);
     total += w[t].ops;
@@ -352,7 +397,7 @@ static unsigned int blk_flags = PRIV;
 struct blk_sync {
   unsigned done_count;
   int stop_flag;
-  pthread_barrier_t round_barrier;
+  pfb_barrier_t round_barrier;
 };
 static struct blk_sync blk_local, *blk = &blk_local;
 #define done_count (blk->done_count)
@@ -365,7 +410,7 @@ block_waiter(void *arg)
   uint32_t quiet = 0;             /* -V: entry 0, a private word nobody wakes */
   (void)arg;
   for (;;) {
-    pthread_barrier_wait(&round_barrier);
+    pfb_barrier_wait(&round_barrier);
     if (__atomic_load_n(&stop_flag, __ATOMIC_ACQUIRE))
       return NULL;
     if (opt_waitv) {
@@ -429,7 +474,6 @@ run_block(int requeue)
   double *times = malloc(cap * sizeof *times), *dones = malloc(cap * sizeof *dones), end;
   pid_t kid = -1;
   if (opt_procs) {
-    pthread_barrierattr_t ba;
     if (!opt_region) {
       fprintf(stderr, "pfbench: -p needs shared words (-x, -X or -2)\n");
       exit(2);
@@ -438,9 +482,7 @@ run_block(int requeue)
     if (blk == MAP_FAILED)
       die("mmap");
     memset(blk, 0, sizeof *blk);
-    pthread_barrierattr_init(&ba);
-    pthread_barrierattr_setpshared(&ba, PTHREAD_PROCESS_SHARED);
-    pthread_barrier_init(&round_barrier, &ba, N + 1);
+    pfb_barrier_init(&round_barrier, 1, N + 1);
     fflush(stdout);
     if ((kid = fork()) < 0)
       die("fork");
@@ -452,7 +494,7 @@ run_block(int requeue)
       _exit(0);
     }
   } else {
-    pthread_barrier_init(&round_barrier, NULL, N + 1);
+    pfb_barrier_init(&round_barrier, 0, N + 1);
     for (i = 0; i < N; i++)
       spawn(&tids[i], block_waiter, NULL);
   }
@@ -462,7 +504,7 @@ run_block(int requeue)
     int woken = 0, r, valid = 1;
     __atomic_store_n(word_a, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&done_count, 0, __ATOMIC_SEQ_CST);
-    pthread_barrier_wait(&round_barrier);
+    pfb_barrier_wait(&round_barrier);
     await_blocked(N);
     if (!requeue) {
       t0 = now();
@@ -497,7 +539,7 @@ run_block(int requeue)
     }
   } while (rounds < cap && (rounds < 3 || now() < end) && discarded < 1000);
   __atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
-  pthread_barrier_wait(&round_barrier);
+  pfb_barrier_wait(&round_barrier);
   if (kid > 0) {
     int st;
     while (waitpid(kid, &st, 0) < 0 && errno == EINTR)
@@ -525,7 +567,7 @@ struct waker {
   double us;
 };
 
-static pthread_barrier_t waker_go, waker_done;
+static pfb_barrier_t waker_go, waker_done;
 static int waker_stop;
 
 static void *
@@ -535,7 +577,7 @@ parallel_waker(void *arg)
   for (;;) {
     double t0;
     int r;
-    pthread_barrier_wait(&waker_go);
+    pfb_barrier_wait(&waker_go);
     if (__atomic_load_n(&waker_stop, __ATOMIC_ACQUIRE))
       return NULL;
     t0 = now();
@@ -544,7 +586,7 @@ parallel_waker(void *arg)
     if (r < 0)
       die("wake");
     k->woken = r;         /* short when a waiter was in flight: see await_blocked */
-    pthread_barrier_wait(&waker_done);
+    pfb_barrier_wait(&waker_done);
   }
 }
 
@@ -562,9 +604,9 @@ run_wake_parallel(void)
   }
   tids = calloc(N, sizeof *tids);
   wk = calloc(W, sizeof *wk);
-  pthread_barrier_init(&round_barrier, NULL, N + 1);
-  pthread_barrier_init(&waker_go, NULL, W + 1);
-  pthread_barrier_init(&waker_done, NULL, W + 1);
+  pfb_barrier_init(&round_barrier, 0, N + 1);
+  pfb_barrier_init(&waker_go, 0, W + 1);
+  pfb_barrier_init(&waker_done, 0, W + 1);
   for (i = 0; i < N; i++)
     spawn(&tids[i], block_waiter, NULL);
   for (i = 0; i < W; i++) {
@@ -577,10 +619,10 @@ run_wake_parallel(void)
     int woken = 0;
     __atomic_store_n(word_a, 0, __ATOMIC_SEQ_CST);
     __atomic_store_n(&done_count, 0, __ATOMIC_SEQ_CST);
-    pthread_barrier_wait(&round_barrier);
+    pfb_barrier_wait(&round_barrier);
     await_blocked(N);
-    pthread_barrier_wait(&waker_go);
-    pthread_barrier_wait(&waker_done);
+    pfb_barrier_wait(&waker_go);
+    pfb_barrier_wait(&waker_done);
     for (i = 0; i < W; i++) {
       sum += wk[i].us;
       woken += wk[i].woken;
@@ -596,9 +638,9 @@ run_wake_parallel(void)
       discarded++;
   } while (rounds < cap && (rounds < 3 || now() < end) && discarded < 1000);
   __atomic_store_n(&waker_stop, 1, __ATOMIC_RELEASE);
-  pthread_barrier_wait(&waker_go);
+  pfb_barrier_wait(&waker_go);
   __atomic_store_n(&stop_flag, 1, __ATOMIC_RELEASE);
-  pthread_barrier_wait(&round_barrier);
+  pfb_barrier_wait(&round_barrier);
   for (i = 0; i < W; i++)
     pthread_join(wk[i].tid, NULL);
   for (i = 0; i < N; i++)
@@ -633,14 +675,14 @@ perf_blocked(void *arg)
   return NULL;
 }
 
-static pthread_barrier_t perf_wakers;
+static pfb_barrier_t perf_wakers;
 
 static void *
 perf_waker(void *arg)
 {
   struct waker *k = arg;
   double t0;
-  pthread_barrier_wait(&perf_wakers);      /* all wakers start together */
+  pfb_barrier_wait(&perf_wakers);      /* all wakers start together */
   t0 = now();
   long r = pfutex(&perf_f1, FUTEX_WAKE_PRIVATE, k->share, NULL, NULL, 0);
   k->us = (now() - t0) * 1e6;
@@ -709,17 +751,17 @@ run_perf(const char *workload)
         fprintf(stderr, "pfbench: woke fewer than %d requeued waiters\n", N);
     } else {
       double per = 0;
-      pthread_barrier_init(&perf_wakers, NULL, W + 1);
+      pfb_barrier_init(&perf_wakers, 0, W + 1);
       for (i = 0; i < W; i++) {
         wk[i].share = N / W;
         spawn(&wk[i].tid, perf_waker, &wk[i]);
       }
-      pthread_barrier_wait(&perf_wakers);
+      pfb_barrier_wait(&perf_wakers);
       for (i = 0; i < W; i++) {
         pthread_join(wk[i].tid, NULL);
         per += wk[i].us;
       }
-      pthread_barrier_destroy(&perf_wakers);
+      pfb_barrier_destroy(&perf_wakers);
       sum += per / W;
     }
     /* untimed: a waiter that woke spuriously went back to perf_f1 by
@@ -796,7 +838,7 @@ pong(void *arg)
     while (__atomic_load_n(pp_go, __ATOMIC_ACQUIRE) == 0)
       pfutex_wait(pp_go, 0, ANY, 0, NULL, 0);
   } else {
-    pthread_barrier_wait(&start_barrier);
+    pfb_barrier_wait(&start_barrier);
   }
   for (;;) {
     await_turn(&p->ball, 1);
@@ -813,7 +855,7 @@ ping(void *arg)
   unsigned long n = 0;
   double t0, t1;
   pin_self(p->cpu_ping);
-  pthread_barrier_wait(&start_barrier);
+  pfb_barrier_wait(&start_barrier);
   t0 = now();
   do {
     int i;
@@ -849,7 +891,7 @@ run_pp(void)
     stop_flag = 0;
   }
   memset(pairs, 0, P * sizeof *pairs);
-  pthread_barrier_init(&start_barrier, NULL, (opt_region ? 1 : 2) * P + 1);
+  pfb_barrier_init(&start_barrier, 0, (opt_region ? 1 : 2) * P + 1);
   for (i = 0; i < P; i++) {
     pairs[i].cpu_ping = same ? i % ncpu : split ? (2 * i) % ncpu : -1;
     pairs[i].cpu_pong = same ? i % ncpu : split ? (2 * i + 1) % ncpu : -1;
@@ -873,7 +915,7 @@ run_pp(void)
     __atomic_store_n(pp_go, 1, __ATOMIC_RELEASE);
     pfutex_wake(pp_go, ANY, INT_MAX, 0);
   }
-  pthread_barrier_wait(&start_barrier);
+  pfb_barrier_wait(&start_barrier);
   for (i = 0; i < P; i++) {
     pthread_join(pairs[i].ping, NULL);
     rate += pairs[i].n / pairs[i].t;
@@ -1096,7 +1138,7 @@ pi_handoff_side(void *arg)
   uint32_t v;
   pin_self(s->cpu);
   s->id = (uint32_t)pfutex_tid();
-  pthread_barrier_wait(&start_barrier);   /* both ids are set */
+  pfb_barrier_wait(&start_barrier);   /* both ids are set */
   for (;;) {
     __atomic_store_n(&s->want, 1, __ATOMIC_SEQ_CST);
     if (pfutex(&pi_word, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0) != 0)
@@ -1134,7 +1176,7 @@ run_pi_handoff(void)
     fprintf(stderr, "pfbench: -a same|split\n");
     exit(2);
   }
-  pthread_barrier_init(&start_barrier, NULL, 3);
+  pfb_barrier_init(&start_barrier, 0, 3);
   for (i = 0; i < 2; i++) {
     pi_sides[i].idx = i;
     pi_sides[i].cpu = same ? 0 : split ? i % ncpu : -1;
@@ -1143,7 +1185,7 @@ run_pi_handoff(void)
   getrusage(RUSAGE_SELF, &ru0);
   t0 = now();
   deadline = t0 + opt_ms / 1000.0;
-  pthread_barrier_wait(&start_barrier);
+  pfb_barrier_wait(&start_barrier);
   for (i = 0; i < 2; i++) {
     pthread_join(pi_sides[i].tid, NULL);
     cs += pi_sides[i].cs;
@@ -1272,7 +1314,7 @@ vp_waker(void *arg)
   int w;
   (void)arg;
   pin_self(vp.cpu_b);
-  pthread_barrier_wait(&start_barrier);
+  pfb_barrier_wait(&start_barrier);
   for (;;) {
     await_turn(&vp_ball, 1);
     if (__atomic_load_n(&vp_stop, __ATOMIC_ACQUIRE))
@@ -1302,7 +1344,7 @@ vp_waiter(void *arg)
   (void)arg;
   memcpy(wv, vp.wv, N * sizeof wv[0]);
   pin_self(vp.cpu_a);
-  pthread_barrier_wait(&start_barrier);
+  pfb_barrier_wait(&start_barrier);
   t0 = now();
   do {
     for (i = 0; i < 256; i++, r++) {
@@ -1359,12 +1401,12 @@ run_waitv_pp(void)
   vp.words = waitv_words(vp.n, vp.wv, vp.wp);
   vp.cpu_a = same ? 0 : split ? 0 : -1;
   vp.cpu_b = same ? 0 : split ? 1 % ncpu : -1;
-  pthread_barrier_init(&start_barrier, NULL, 3);
+  pfb_barrier_init(&start_barrier, 0, 3);
   spawn(&vp.b, vp_waker, NULL);
   spawn(&vp.a, vp_waiter, NULL);
   getrusage(RUSAGE_SELF, &ru0);
   deadline = now() + opt_ms / 1000.0;
-  pthread_barrier_wait(&start_barrier);
+  pfb_barrier_wait(&start_barrier);
   /* a lost wake leaves A asleep for good: fail rather than hang */
   clock_gettime(CLOCK_REALTIME, &limit);
   limit.tv_sec += opt_ms / 1000 + 10;
