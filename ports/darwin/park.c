@@ -72,10 +72,7 @@
  * weak references stay undefined at link time (-U, configure). */
 typedef uint32_t os_sync_wait_on_address_flags_t;
 typedef uint32_t os_sync_wake_by_address_flags_t;
-#   define OS_SYNC_WAIT_ON_ADDRESS_NONE   0x00000000u
-#   define OS_SYNC_WAIT_ON_ADDRESS_SHARED 0x00000001u
-#   define OS_SYNC_WAKE_BY_ADDRESS_NONE   0x00000000u
-#   define OS_SYNC_WAKE_BY_ADDRESS_SHARED 0x00000001u
+#   include "ulock.h"          /* OS_SYNC_* */
 extern int os_sync_wait_on_address(void *addr, uint64_t value, size_t size,
                                    os_sync_wait_on_address_flags_t flags);
 extern int os_sync_wait_on_address_with_timeout(void *addr, uint64_t value, size_t size,
@@ -100,10 +97,7 @@ extern int __ulock_wait(uint32_t operation, void *addr, uint64_t value, uint32_t
 extern int __ulock_wait2(uint32_t operation, void *addr, uint64_t value, uint64_t timeout_ns,
                          uint64_t value2) __attribute__((weak_import));   /* macOS 11+ */
 extern int __ulock_wake(uint32_t operation, void *addr, uint64_t wake_value);
-# define UL_COMPARE_AND_WAIT        1
-# define UL_COMPARE_AND_WAIT_SHARED 3
-# define ULF_WAKE_ALL               0x00000100
-# define ULF_NO_ERRNO               0x01000000
+# include "ulock.h"
 # define PF_PORT_VAR  pf_port_darwin
 # define PF_PORT_NAME "darwin"
 #endif

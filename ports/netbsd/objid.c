@@ -63,7 +63,7 @@
 # define PF_NETBSD_OBJID pf_netbsd_object_id
 #endif
 
-#define PF_NBSD_INHERIT_SHARE 0
+#include "vmmap.h"
 
 int PF_NETBSD_OBJID(const void *p, struct pf_os_objid *id);
 

@@ -65,11 +65,7 @@
 # define PF_OPENBSD_OBJID pf_openbsd_object_id
 #endif
 
-#define PF_OBSD_ET_OBJ       0x01
-#define PF_OBSD_ET_COW       0x04
-#define PF_OBSD_PROT_READ    0x01
-#define PF_OBSD_PROT_WRITE   0x02
-#define PF_OBSD_INHERIT_SHARE 0
+#include "vmmap.h"
 
 #ifdef PF_SHIM
 # define PF_OPENBSD_CLASSIFY pf_openbsd_shim_classify
