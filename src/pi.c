@@ -497,11 +497,24 @@ pf_emu_pi(const struct pf_req *r, int cmd)
     return pf_pi_wait_requeue(r, tid);
   if (cmd == PF_OP_CMP_REQUEUE_PI)
     return pf_pi_cmp_requeue(r);
+  /* UNLOCK_PI reads the word and checks its owner first (Linux's
+   * futex_unlock_pi: get_user, then EPERM, then the key): another's word
+   * is EPERM even misaligned or read-only; the caller's own then gets
+   * the key's EINVAL or the write's EFAULT below.  (A misaligned word is
+   * copied in: a guarded load of it could fault where the kernel reads.) */
+  if (cmd == PF_OP_UNLOCK_PI) {
+    uint32_t v;
+    if (((uintptr_t)r->uaddr & 3u) ? pf_os_copy_in(&v, r->uaddr, sizeof v) < 0
+                                    : pf_os_word_read(r->uaddr, &v) < 0)
+      return -EFAULT;
+    if ((v & PF_PI_TID) != tid)
+      return -EPERM;
+  }
   if ((ret = pf_key_make(r->uaddr, r->flags, &key, &tab)) < 0)
     return ret;
   if ((ret = pf_key_object(r->uaddr, &key, &tab)) < 0)
     return ret;
-  if ((ret = pf_word_check(r->uaddr)) < 0)
+  if (cmd != PF_OP_UNLOCK_PI && (ret = pf_word_check(r->uaddr)) < 0)     /* (read above) */
     return ret;
   if ((ret = pf_os_word_touch(r->uaddr)) < 0)          /* the kernel's EFAULT */
     return ret;

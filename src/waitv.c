@@ -72,6 +72,7 @@
 #include <string.h>
 
 #define PF_WAITV_MAX 128
+#define PF_FUTEX2_MPOL 0x08u      /* Linux 6.16 <linux/futex.h> FUTEX2_MPOL */
 
 /* Members found woken at the ends of waits, in all (white-box tests: every
  * wake's count must be one of these, tests/waitv_storm). */
@@ -981,7 +982,11 @@ pf_emu_waitv(struct pfutex_waitv *uw, unsigned int nr, unsigned int flags,
   if (pf_addr_unreadable(uw) || pf_os_copy_in(v, uw, nr * sizeof v[0]) < 0)
     return -EFAULT;
   for (i = 0; i < nr; i++) {
-    if ((v[i].flags & ~(PFUTEX2_SIZE_U32 | PFUTEX2_PRIVATE | 0x03u)) || (v[i].flags & 0x03u) != PFUTEX2_SIZE_U32)
+    /* FUTEX2_MPOL (a memory-policy hint for the kernel's table) is
+     * accepted and has no effect here; FUTEX2_NUMA (a node word after the
+     * value) is not implemented: EINVAL (doc/internals.md). */
+    if ((v[i].flags & ~(PFUTEX2_SIZE_U32 | PFUTEX2_PRIVATE | PF_FUTEX2_MPOL | 0x03u))
+        || (v[i].flags & 0x03u) != PFUTEX2_SIZE_U32)
       return -EINVAL;
     if (v[i].__reserved)
       return -EINVAL;
@@ -998,7 +1003,9 @@ pf_emu_waitv(struct pfutex_waitv *uw, unsigned int nr, unsigned int flags,
       return ret;
     if ((ret = pf_key_object(ua, &e[i].key, &tab)) < 0)
       return ret;
-    if ((ret = pf_word_check(ua)) < 0)
+    /* A shared key is the page's: its word must be there now.  A private
+     * key needs no read: its word is read with the values, in order. */
+    if (!(v[i].flags & PFUTEX2_PRIVATE) && (ret = pf_word_check(ua)) < 0)
       return ret;
     if (tab != &pf_table) {                 /* a shared table: the first, or a further one */
       for (j = 0; j < ntabs && tabs[j] != tab; j++)
@@ -1012,10 +1019,15 @@ pf_emu_waitv(struct pfutex_waitv *uw, unsigned int nr, unsigned int flags,
     e[i].uaddr = ua;
     e[i].val = (uint32_t)v[i].val;
   }
-  /* a mismatch before anything is queued (the fast path) */
-  for (i = 0; i < nr; i++)
+  /* A mismatch before anything is queued (the fast path); the values in
+   * order, as Linux reads them: a private word that mismatches answers
+   * EAGAIN even when a later private word is unreadable. */
+  for (i = 0; i < nr; i++) {
+    if ((v[i].flags & PFUTEX2_PRIVATE) && (ret = pf_word_check(e[i].uaddr)) < 0)
+      return ret;
     if (pf_word_load(e[i].uaddr) != e[i].val)
       return -EAGAIN;
+  }
   pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &type);       /* wait.c (X) */
   async = type == PTHREAD_CANCEL_ASYNCHRONOUS;
   for (;;) {

@@ -244,16 +244,6 @@ main(void)
       continue;
     }
 
-    /* User-space emulation cannot tell an unmapped or read-only page from a
-     * good one without a system call (and so without giving up the fast
-     * paths); it would fault like any other read.  Documented in README,
-     * "Limits", and doc/internals.md, "Bad pointers". */
-    if (pft_backend_is_emu() && ((c->a1 == A_UNMAP && c->op != (1 | P))
-                                 || (c->a1 == A_RO && !(c->op & P))
-                                 || (c->a2 == A_RO && (c->op & 0x7f) == 5))) {
-      skip("%s: emulation does not detect unmapped/read-only pages", c->name);
-      continue;
-    }
     kr = run(c, 1, kbuf, &kerr);
     pr = run(c, 0, pbuf, &perr);
 
