@@ -401,6 +401,8 @@ struct pf_thread {
   struct pf_table *vx_ptab;        /* lent as a further table's parker (vx_sec):
                                       that table, and its slot's reference */
   pf_ref vx_pref;
+  int vx_found_here;               /* (a further table's) its members found woken
+                                      at the end (pf_vx_end: rung?) */
 };
 /* The private table's node space: record r's level l is reference
  * r * PF_NEST_MAX + l + 1.  Records are made in chunks of PF_CHUNK listed
@@ -833,6 +835,13 @@ int pf_waiter_park(struct pf_waiter *w, const struct pf_deadline *dl, int async)
 /* futex_waitv under emulation (src/waitv.c), raw arguments; the members
  * found woken so far, in all (tests). */
 extern volatile AO_t pf_vx_woken_total;
+/* ... and waits that ended with a member found woken whose parker no
+ * waker had rung (the protocol's invariant: every waker that marks a
+ * member woken rings its parker under the member's lock; broken only by
+ * a waker that died between the two, in a region, or by a move's
+ * re-arming (M)).  Tests where nobody dies and nothing moves require 0:
+ * a lost ring, told apart from a late one by a count, not by time. */
+extern volatile AO_t pf_vx_unrung_total;
 /* Waiters moved across tables so far (src/requeue.c), named in their
  * records and published in their nodes (tests: which path ran); and moved
  * waits of this process that found their destination out of reach and

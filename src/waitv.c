@@ -77,6 +77,7 @@
 /* Members found woken at the ends of waits, in all (white-box tests: every
  * wake's count must be one of these, tests/waitv_storm). */
 volatile AO_t pf_vx_woken_total;
+volatile AO_t pf_vx_unrung_total;         /* emu.h */
 volatile AO_t pf_vx_followed_total;       /* emu.h */
 volatile AO_t pf_vx_intr_total;           /* emu.h */
 
@@ -105,9 +106,10 @@ pf_vx_member(const struct pf_waiter *w, uint32_t k, pf_ref *ref)
 /* A shared table's members of the wait whose parker there is lead: each
  * off its queue under its bucket's lock (found WAKING: woken, *woken the
  * highest index), its slot given back. */
-static void
+static int
 pf_vx_end_table(struct pf_table *tab, pf_ref lead, int *woken, int *moved)
 {
+  int found = 0;
   struct pf_waiter tmp;
   uint32_t s;
   memset(&tmp, 0, sizeof tmp);
@@ -130,12 +132,14 @@ pf_vx_end_table(struct pf_table *tab, pf_ref lead, int *woken, int *moved)
           if ((int)PF_VX_INDEX(pi) > *woken)
             *woken = (int)PF_VX_INDEX(pi);
           AO_fetch_and_add1(&pf_vx_woken_total);
+          found++;
         }
       }
     }
     AO_int_store(&m->state, PF_W_IDLE);
     tab->ops->slot_release(tab, m);
   }
+  return found;
 }
 
 /* ---- (M) Members moved to another table ----------------------------------------
@@ -553,7 +557,7 @@ pf_vx_settle(struct pf_waiter *w, const struct pf_vx_entry *e, pf_ref *mref, uin
 /* A parker none of whose members can be woken any more: disarmed
  * (QUEUED -> GONE), or its token collected: due (D: a waker rang it) or
  * given (G: detached); then IDLE. */
-static void
+static int
 pf_vx_disarm(struct pf_node *p, struct pf_parker *pk, int shared)
 {
   uint32_t st = AO_int_load(&p->state);
@@ -565,6 +569,7 @@ pf_vx_disarm(struct pf_node *p, struct pf_parker *pk, int shared)
     pf_emu_port->collect(pk, &p->park, shared);
   AO_int_store(&p->pi, 0);
   AO_int_store(&p->state, PF_W_IDLE);
+  return st != PF_W_GONE;                   /* rung (or detached) */
 }
 
 /* The end (critical section held): every member off its queue under its
@@ -581,7 +586,7 @@ pf_vx_end(struct pf_waiter *w)
   struct pf_waiter tmp;
   struct pf_thread *rec, *next;
   uint32_t k;
-  int woken = -1, moved = 0;
+  int woken = -1, moved = 0, found = 0, checkable = w->vx_moves == 0 && w->vx_mv == NULL;
 
   memset(&tmp, 0, sizeof tmp);
   tmp.tab = &pf_table;
@@ -601,6 +606,7 @@ pf_vx_end(struct pf_waiter *w)
         if ((int)PF_VX_INDEX(m->pi) > woken)
           woken = (int)PF_VX_INDEX(m->pi);              /* its entry's index */
         AO_fetch_and_add1(&pf_vx_woken_total);
+        found++;
       }
     }
     AO_int_store(&m->state, PF_W_IDLE);
@@ -623,9 +629,9 @@ pf_vx_end(struct pf_waiter *w)
     AO_int_store(&m->state, PF_W_IDLE);
   }
   if (ptab->slots)
-    pf_vx_end_table(ptab, w->ref, &woken, &moved);
-  for (rec = w->vx_sec; rec; rec = rec->vx_next)
-    pf_vx_end_table(rec->vx_ptab, rec->vx_pref, &woken, &moved);
+    found += pf_vx_end_table(ptab, w->ref, &woken, &moved);
+  for (rec = w->vx_sec; rec; rec = rec->vx_next)            /* (their parkers' counts: vx_found) */
+    rec->vx_found_here = pf_vx_end_table(rec->vx_ptab, rec->vx_pref, &woken, &moved);
   /* (M) the members moved and not adopted: their nodes taken off where
    * they are (or found woken) */
   if (moved)
@@ -638,13 +644,15 @@ pf_vx_end(struct pf_waiter *w)
     struct pf_table *st_tab = rec->vx_ptab;
     struct pf_node *q = &st_tab->slots[rec->vx_pref - 1];
     next = rec->vx_next;
-    pf_vx_disarm(q, &rec->nodes[0].parker, 1);
+    if (!pf_vx_disarm(q, &rec->nodes[0].parker, 1) && rec->vx_found_here && checkable)
+      AO_fetch_and_add1(&pf_vx_unrung_total);           /* woken, never rung */
     st_tab->ops->slot_release(st_tab, q);
     st_tab->ops->wait_end(st_tab);
     pf_record_return(rec);
   }
   w->vx_sec = NULL;
-  pf_vx_disarm(p, &w->parker, ptab->slots != NULL);
+  if (!pf_vx_disarm(p, &w->parker, ptab->slots != NULL) && found && checkable)
+    AO_fetch_and_add1(&pf_vx_unrung_total);             /* woken, never rung */
   for (rec = w->vx; rec; rec = next) {
     next = rec->vx_next;
     pf_record_return(rec);

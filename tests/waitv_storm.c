@@ -15,11 +15,13 @@
  *   - every waitv returned an index, EAGAIN or ETIMEDOUT (nothing else);
  *   - under emulation, exactly: the wakes' counts add up to the members
  *     the waits found woken at their ends (src/waitv.c pf_vx_woken_total:
- *     Linux counts every woken entry, and so does the emulation); on the
- *     native backend the kernel's counts cannot be seen, and the check is
- *     that every waiter that was due returned: no wait ends by its 1 s
- *     timeout while the wakers run (a lost wakeup would leave one asleep
- *     until then);
+ *     Linux counts every woken entry, and so does the emulation), and
+ *     every wait that ended with a member woken had had its parker rung
+ *     (src/waitv.c pf_vx_unrung_total: a lost ring, told by a count, not
+ *     by how long the wait took, which a loaded machine stretches: the
+ *     waits that ran into their 1 s timeout are a diagnostic); on the
+ *     native backend the kernel's counts cannot be seen: the waits that
+ *     returned an index are at most the wakes' count;
  *   - at the end every waiter returns (the words moved, a final wake of
  *     each). */
 #ifdef HAVE_CONFIG_H
@@ -159,7 +161,7 @@ ws_run(const char *what, double secs, int signals)
   pthread_t w[PF_WS_WAITERS], k[PF_WS_WAKERS];
   long long end;
   int i;
-  long before = 0, members = 0;
+  long before = 0, members = 0, unrung = 0;
   memset(words, 0, PF_WS_WORDS * sizeof words[0]);
   memset(words_mem, 0, sizeof words_mem);
   memset((void *)ws_out, 0, sizeof ws_out);
@@ -167,6 +169,7 @@ ws_run(const char *what, double secs, int signals)
   ws_idx = ws_again = ws_timedout = ws_long_timeouts = ws_other = ws_wakes = ws_signals = 0;
 #ifdef PF_HAVE_EMU
   before = (long)AO_load(&pf_vx_woken_total);
+  unrung = (long)AO_load(&pf_vx_unrung_total);
 #endif
   for (i = 0; i < PF_WS_WAITERS; i++)
     if (pthread_create(&w[i], NULL, ws_waiter, (void *)(intptr_t)(i + 1)) != 0)
@@ -212,22 +215,28 @@ ws_run(const char *what, double secs, int signals)
   }
   ok(ws_other == 0, "%s: every waitv returned an index, EAGAIN or ETIMEDOUT (%ld others, last %s)",
      what, ws_other, ws_other ? pft_errname(ws_last_errno) : "-");
-  ok(ws_long_timeouts == 0,
-     "%s: no wait ran into its 1 s timeout while the wakers ran (%ld did, timed out or woken "
-     "only then): %ld returned an index, "
-     "%ld EAGAIN, %ld timed out (short timeouts), %ld signals", what, ws_long_timeouts, ws_idx,
-     ws_again, ws_timedout, ws_signals);
+  /* How long a wait took is the machine's business (a loaded one delays
+   * a woken thread by seconds): a diagnostic.  A lost wake or a lost ring
+   * is told by counts. */
+  diag("%s: %ld returned an index, %ld EAGAIN, %ld timed out (short timeouts), %ld signals; "
+       "%ld ran into their 1 s timeout while the wakers ran (timed out, or woken and back only "
+       "then: a late wake, or a lost ring, which the counts below tell apart)", what, ws_idx,
+       ws_again, ws_timedout, ws_signals, ws_long_timeouts);
 #ifdef PF_HAVE_EMU
   if (pft_backend_is_emu()) {
     members = (long)AO_load(&pf_vx_woken_total) - before;
     ok(members == ws_wakes,
        "%s: the wakes counted %ld waiters; the waits found %ld members woken", what, ws_wakes,
        members);
+    unrung = (long)AO_load(&pf_vx_unrung_total) - unrung;
+    ok(unrung == 0, "%s: every wait that ended with a member woken had had its parker rung "
+       "(%ld not: a lost ring)", what, unrung);
     return;
   }
 #endif
   (void)members;
   (void)before;
+  (void)unrung;
   ok(ws_idx <= ws_wakes, "%s: %ld waits returned an index, the kernel's wakes counted %ld", what,
      ws_idx, ws_wakes);
 }
