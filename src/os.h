@@ -72,6 +72,12 @@ pid_t pf_os_tid(void);
  * Linux kill(tid, 0) and /proc; Windows OpenThread; elsewhere the process
  * gone (kill(pid, 0)), or in this process the slot given back. */
 int pf_os_tid_alive(uint32_t tid);
+/* Is tid a live thread of another process?  1 only when the OS says so
+ * (Linux tgkill(getpid(), tid, 0): ESRCH while kill(tid, 0) finds it;
+ * Windows the thread's process id; elsewhere the id's pid part, another
+ * live process's): a private PI op on such an owner is Linux's EPERM
+ * (src/pi.c).  0 otherwise (ours, or none, or not known). */
+int pf_os_tid_foreign(uint32_t tid);
 
 /* ---- Regions: which processes are alive (src/region/live.c) -------------
  * Each process attached to a region owns one entry of the region's process

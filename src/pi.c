@@ -136,6 +136,11 @@ pf_pi_attempt_locked(struct pf_table *tab, uint32_t i, const struct pf_key *k, u
     nv = v | PF_FUTEX_WAITERS;
     if (nv != v && !pf_pi_cas(uaddr, v, nv))
       continue;
+    /* A private op's owner must be a thread of this process: one of
+     * another process's is EPERM, after FUTEX_WAITERS is set (Linux's,
+     * seen on 6.18: the caller's bug, which a wait would never see end). */
+    if (k->space == PF_KEY_PRIVATE && pf_os_tid_foreign(v & PF_PI_TID))
+      return -EPERM;
     if (!pf_os_tid_alive(v & PF_PI_TID)) {
       if (pf_pi_top_locked(tab, i, k, &r)
           && pf_pi_handoff_dead_locked(tab, i, k, uaddr, v & PF_PI_TID, 1, l))

@@ -81,6 +81,16 @@ pf_os_tid_alive(uint32_t tid)
   errno = saved;
   return r;
 }
+
+int
+pf_os_tid_foreign(uint32_t tid)
+{
+  int saved = errno, r = 0;
+  if (syscall(SYS_tgkill, (long)getpid(), (long)tid, 0L) != 0 && errno == ESRCH)
+    r = kill((pid_t)tid, 0) == 0 || errno == EPERM;         /* there, but not ours */
+  errno = saved;
+  return r;
+}
 #else
 /* Elsewhere (and in tests/tid_generic, which compiles this part under
  * other names on Linux): the pid's low PF_TID_PID_BITS bits (every pid the
@@ -372,6 +382,15 @@ pf_os_tid_alive(uint32_t tid)
     r = pf_tid_pub_alive(pidpart, slot);
   errno = saved;
   return r;
+}
+
+int
+pf_os_tid_foreign(uint32_t tid)
+{
+  uint32_t pidpart = (tid & 0x3fffffffu) >> PF_TID_SLOT_BITS;
+  if (pidpart == ((uint32_t)getpid() & ((1u << PF_TID_PID_BITS) - 1)))
+    return 0;
+  return pf_os_tid_alive(tid);
 }
 #endif
 #endif

@@ -510,6 +510,29 @@ pi_unlock_order(void)
   shm[26] = 0;
 }
 
+/* A private PI op on a word whose owner is a live thread of another
+ * process: the caller's bug, which Linux answers EPERM (word untouched);
+ * the shared ops block or answer EAGAIN as for any owner. */
+static pid_t foreign_kid;           /* a child that lives until main ends */
+
+static void
+pi_foreign(void)
+{
+  uint32_t *w = &shm[28];
+  struct timespec rt = abs_in(PFUTEX_CLOCK_REALTIME, 30000000), mt = abs_in(PFUTEX_CLOCK_MONOTONIC, 30000000);
+  *w = (uint32_t)foreign_kid;
+  res(c_futex(w, FUTEX_TRYLOCK_PI_PRIVATE, 0, NULL, NULL, 0));
+  word(*w);
+  res(c_futex(w, FUTEX_LOCK_PI_PRIVATE, 0, &rt, NULL, 0));
+  word(*w);
+  res(c_futex(w, FUTEX_LOCK_PI2 | FUTEX_PRIVATE_FLAG, 0, &mt, NULL, 0));
+  word(*w);
+  res(c_futex(w, FUTEX_LOCK_PI_PRIVATE, 0, NULL, NULL, 0));             /* untimed: at once too */
+  word(*w);
+  res(c_futex(w, FUTEX_TRYLOCK_PI, 0, NULL, NULL, 0));                  /* shared: held */
+  *w = 0;
+}
+
 static void
 pi_contended(void)
 {
@@ -1154,6 +1177,7 @@ static const struct {
   { "PI: argument errors, ESRCH", pi_args, 1 },
   { "PI: UNLOCK_PI checks the owner first (EPERM on another's read-only or misaligned word)", pi_unlock_order, 1 },
   { "PI: held by another thread: trylock, EPERM, timeouts", pi_contended, 1 },
+  { "PI: a private op on another process's owner (EPERM)", pi_foreign, 1 },
   { "PI: hand-off to the blocked locker (private)", pi_handoff_private, 1 },
   { "PI: hand-off to the blocked locker (shared)", pi_handoff_shared, 1 },
   { "PI: the owner exits holding it, a locker blocked", pi_owner_exits, 1 },
@@ -1204,6 +1228,18 @@ main(void)
   if (mprotect(ro_word, 4096, PROT_READ) != 0)
     sysbail("mprotect");
   munmap(unmapped, 4096);
+  {
+    int pfd[2];
+    if (pipe(pfd) != 0 || (foreign_kid = fork()) < 0)
+      sysbail("fork");
+    if (foreign_kid == 0) {             /* alive until the parent's end closes the pipe */
+      char c;
+      close(pfd[1]);
+      (void)!read(pfd[0], &c, 1);
+      _exit(0);
+    }
+    close(pfd[0]);                      /* (the write end stays open in this process) */
+  }
   for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     if (pft_emulator() && (cases[i].kind == 1 || cases[i].kind == 3)) {
       /* qemu-user passes the PI ops to the host with its own idea of the

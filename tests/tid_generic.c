@@ -30,6 +30,7 @@ main(void)
 #define PF_TID_PID_BITS 26
 #define pf_os_tid pf_test_generic_tid
 #define pf_os_tid_alive pf_test_generic_tid_alive
+#define pf_os_tid_foreign pf_test_generic_tid_foreign
 #include "../src/tid.c"
 
 #include <pthread.h>
@@ -307,10 +308,13 @@ main(void)
   ok((uint32_t)kid >> 4 == (uint32_t)p, "a fork child's id %#x carries its pid %d", (unsigned)kid,
      (int)p);
   ok(pf_test_generic_tid_alive((uint32_t)kid), "alive while the child lives");
+  ok(pf_test_generic_tid_foreign((uint32_t)kid) && !pf_test_generic_tid_foreign((uint32_t)me),
+     "the child's id is another process's (a private PI op on it: EPERM), the parent's own is not");
   if (write(go[1], "x", 1) != 1)
     sysbail("write");
   waitpid(p, &st, 0);
-  ok(!pf_test_generic_tid_alive((uint32_t)kid), "not alive once it is reaped");
+  ok(!pf_test_generic_tid_alive((uint32_t)kid) && !pf_test_generic_tid_foreign((uint32_t)kid),
+     "not alive once it is reaped (nor another process's)");
   ok(pf_test_generic_tid_alive((uint32_t)me), "the parent's own id stays alive");
   ok(pf_test_generic_tid() == me, "and unchanged");
   pf_tid_pub_remove((uint32_t)p);   /* the child ended by _exit: no destructor ran */

@@ -400,6 +400,21 @@ pf_os_tid_alive(uint32_t tid)
   return r;
 }
 
+int
+pf_os_tid_foreign(uint32_t tid)
+{
+  HANDLE h = OpenThread(THREAD_QUERY_LIMITED_INFORMATION, FALSE, (DWORD)tid);
+  DWORD code = 0, pid;
+  int r = 0;
+  if (!h)
+    return 0;
+  pid = GetProcessIdOfThread(h);
+  if (pid != 0 && pid != GetCurrentProcessId())
+    r = !GetExitCodeThread(h, &code) || code == STILL_ACTIVE;
+  CloseHandle(h);
+  return r;
+}
+
 /* Windows: a view of a section (MEM_MAPPED) names no object another
  * process could name, and not its offset in the section (VirtualQuery's
  * MEMORY_BASIC_INFORMATION): PF_OBJID_NONE, which the engine answers with
