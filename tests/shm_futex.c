@@ -501,6 +501,71 @@ check_private_cow(void)
   so_drop(&o);
 }
 
+/* A read-only MAP_PRIVATE view of an object's page that was never
+ * written maps the object's own page: the kernel keys a shared op on it
+ * by the object, so a wake through a MAP_SHARED mapping of the same page
+ * reaches a waiter there (a view written before its mprotect holds a
+ * copy: keyed by address, reached by nobody else).  Linux's answer,
+ * checked on every backend whose keying is Linux's (issue 32, item 3). */
+struct rw {
+  uint32_t *w;
+  long ms;
+  volatile int ret;
+};
+
+static void *
+ro_wait(void *arg)
+{
+  struct rw *t = arg;
+  t->ret = do_wait(t->w, 0, 0, t->ms);
+  return NULL;
+}
+
+static void
+check_private_ro(const struct so_obj *o, char *p)
+{
+  char *v;
+  struct rw t;
+  struct wk a = { word(p, W_B), NULL, 1, 0 };
+  pthread_t th;
+  long sum, extra;
+  *a.w = 0;                                        /* through the shared mapping */
+  v = mmap(NULL, SO_SIZE, PROT_READ, MAP_PRIVATE, o->fd, 0);
+  if (v == MAP_FAILED)
+    sysbail("mmap");
+  t.w = word(v, W_B);
+  t.ms = 30000;                                    /* a backstop: a lost wake fails, not hangs */
+  t.ret = -1;
+  if (pthread_create(&th, NULL, ro_wait, &t) != 0)
+    sysbail("pthread_create");
+  sum = count_until(op_wake, &a, 1);               /* (the value stays 0: a wake alone) */
+  pthread_join(th, NULL);
+  extra = pfutex(a.w, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+  ok(sum == 1 && extra == 0 && t.ret == 0,
+     "%s: a read-only MAP_PRIVATE view never written is the object's page: a wake through a "
+     "MAP_SHARED mapping counts %ld (1), then %ld, the view's wait returns %d (0)",
+     so_kinds[o->kind], sum, extra, t.ret);
+  munmap(v, SO_SIZE);
+  /* written, then made read-only: a copy, a read-only anonymous page,
+   * which the kernel refuses (EFAULT) */
+  v = mmap(NULL, SO_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE, o->fd, 0);
+  if (v == MAP_FAILED)
+    sysbail("mmap");
+  *word(v, W_B) = 0;                               /* copy-on-write */
+  if (mprotect(v, SO_SIZE, PROT_READ) != 0)
+    sysbail("mprotect");
+  {
+    struct timespec ts = { 0, 300000000L };
+    long r = pfutex(word(v, W_B), FUTEX_WAIT, 0, &ts, NULL, 0);
+    int e = errno;
+    ok(r == -1 && e == EFAULT,
+       "%s: a MAP_PRIVATE view written, then made read-only, holds a copy, a read-only "
+       "anonymous page: a shared wait answers %ld/%s (-1/EFAULT)", so_kinds[o->kind], r,
+       r == -1 ? pft_errname(e) : "-");
+  }
+  munmap(v, SO_SIZE);
+}
+
 /* A PRIVATE wait on a MAP_SHARED word is not woken by a shared wake. */
 struct pw {
   uint32_t *w;
@@ -774,6 +839,15 @@ main(int argc, char **argv)
       check_wake(&o, p, 1);
     check_twice(&o, p);
     check_eagain_timeout(&o, p);
+    if (o.fd >= 0) {
+      const char *be = pfutex_backend();
+      if (strstr(be, "-shim"))
+        skip("%s: a read-only MAP_PRIVATE view: %s keys as its OS does (a private mapping "
+             "by process and address; Linux's answer is tested on the others)",
+             so_kinds[kind], be);
+      else
+        check_private_ro(&o, p);
+    }
     if (waitwake_kinds & 1u << kind) {
       check_os_limits(&o, p);
       so_unmap(&o, p, 0);

@@ -215,6 +215,27 @@ pf_objid_forget(int fd)
   (void)AO_compare_and_swap_full(&pf_objid_fdp1, (AO_t)fd + 1, 0);
 }
 
+/* Is the page at a of a private file mapping an anonymous copy (written
+ * once, copy-on-write) rather than the file's page?  /proc/self/pagemap
+ * (Documentation/admin-guide/mm/pagemap.rst): bit 63 present, 62
+ * swapped, 61 a file page or shared anonymous.  Present and not a file
+ * page, or swapped (only anonymous pages swap): a copy.  Not present: the
+ * kernel's read fault maps the file's page.  Not readable: not known,
+ * the file's (the common case: a view nobody wrote). */
+static int
+pf_objid_page_copied(uintptr_t a)
+{
+  long pg = sysconf(_SC_PAGESIZE);
+  uint64_t e = 0;
+  int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC), r = 0;
+  if (fd < 0)
+    return 0;
+  if (pg > 0 && pread(fd, &e, sizeof e, (off_t)(a / (uintptr_t)pg) * (off_t)sizeof e) == (ssize_t)sizeof e)
+    r = ((e >> 63) & 1) ? !((e >> 61) & 1) : (int)((e >> 62) & 1);
+  close(fd);
+  return r;
+}
+
 int
 pf_os_object_id(const void *p, struct pf_os_objid *id)
 {
@@ -263,8 +284,19 @@ pf_os_object_id(const void *p, struct pf_os_objid *id)
     return -EFAULT;
   if (!(fl & PF_PROCMAP_VMA_SHARED) && !(fl & PF_PROCMAP_VMA_WRITABLE) && nofile)
     return -EFAULT;                          /* a read-only private anonymous page */
-  if (!(fl & PF_PROCMAP_VMA_SHARED) || nofile)
-    return 0;                                /* private: keyed by address, as the kernel
-                                                keys an anonymous page */
+  if (nofile)
+    return 0;                                /* anonymous: keyed by address */
+  if (!(fl & PF_PROCMAP_VMA_SHARED)) {
+    /* A private mapping of a file.  Writable: the kernel takes the page
+     * for writing, which copies it (copy-on-write): an anonymous page,
+     * keyed by address.  Read-only: it takes the page as it is: a page
+     * never copied is the file's own, keyed by inode and offset like a
+     * shared mapping's; a copy (written before an mprotect) is a
+     * read-only anonymous page, refused (EFAULT). */
+    if (fl & PF_PROCMAP_VMA_WRITABLE)
+      return 0;
+    if (pf_objid_page_copied(a))
+      return -EFAULT;
+  }
   return 1;
 }
