@@ -449,6 +449,11 @@ struct pf_thread *pf_self_peek(void);
  * signal handler making this call (detach them, (G)) or were left by a
  * siglongjmp (repair them).  `frame` is the caller's frame address. */
 void pf_self_enter(uintptr_t frame);
+/* Around the library's own op calls made for this thread's wait in
+ * progress (src/thread.c): a critical section in which pf_self_enter
+ * takes no call for a handler's. */
+void pf_internal_begin(struct pf_crit *c);
+void pf_internal_end(struct pf_crit *c);
 static inline void
 pf_self_enter_fast(uintptr_t frame)
 {

@@ -129,6 +129,19 @@ pf_robust_init(void)
   (void)atexit(pf_robust_exit_all);
 }
 
+/* A wake of one waiter of a dead owner's word: the library's own call
+ * (pf_internal_begin), not a handler's: the walk may run in a waiter's
+ * own slice (wait.c (R)) and wake that very waiter, which must then
+ * return 0, as Linux's waiter does. */
+static void
+pf_robust_wake(uint32_t *uaddr)
+{
+  struct pf_crit c;
+  pf_internal_begin(&c);
+  (void)pfutex_wake(uaddr, PFUTEX_BITSET_MATCH_ANY, 1, PFUTEX_SHARED);
+  pf_internal_end(&c);
+}
+
 /* One word of a dying thread: 0, or -1 to end the walk (a bad address). */
 int
 pf_robust_word_died(uint32_t *uaddr, uint32_t tid, int pi, int pending)
@@ -140,20 +153,26 @@ pf_robust_word_died(uint32_t *uaddr, uint32_t tid, int pi, int pending)
   if (pf_os_copy_in(&v, uaddr, sizeof v) < 0)
     return -1;
   if (pending && !pi && v == 0) {
-    (void)pfutex_wake(uaddr, PFUTEX_BITSET_MATCH_ANY, 1, PFUTEX_SHARED);
+    pf_robust_wake(uaddr);
     return 0;
   }
   if ((v & PF_PI_TID) != tid)
     return 0;
   if (pf_os_probe_write(uaddr) < 0)
     return -1;
-  if (pi)
-    return pf_emu_pi_owner_died(uaddr, tid) < 0 ? -1 : 0;
+  if (pi) {
+    struct pf_crit c;                       /* (the library's own call: pf_robust_wake) */
+    int r;
+    pf_internal_begin(&c);
+    r = pf_emu_pi_owner_died(uaddr, tid);
+    pf_internal_end(&c);
+    return r < 0 ? -1 : 0;
+  }
   for (tries = 0; tries < 1000; tries++) {
     uint32_t nv = (v & PF_FUTEX_WAITERS) | PF_FUTEX_OWNER_DIED;
     if (AO_int_compare_and_swap_full((volatile unsigned int *)uaddr, v, nv)) {
       if (v & PF_FUTEX_WAITERS)
-        (void)pfutex_wake(uaddr, PFUTEX_BITSET_MATCH_ANY, 1, PFUTEX_SHARED);
+        pf_robust_wake(uaddr);
       return 0;
     }
     v = pf_word_load(uaddr);

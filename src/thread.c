@@ -44,6 +44,7 @@
 
 static PF_TLS struct pf_thread *pf_self;    /* this thread's record, or NULL */
 static PF_TLS int pf_self_exited;           /* its key destructor has run */
+static PF_TLS unsigned int pf_self_internal; /* >0: the library calls itself (pf_internal_begin) */
 
 static pthread_key_t pf_thread_key;
 sigset_t pf_sig_nonfault;                   /* port.h */
@@ -438,10 +439,32 @@ pf_frame_live(uintptr_t wframe, uintptr_t frame)
   return 0;
 }
 
+/* The library's own call of an op on behalf of this thread's wait in
+ * progress (a dead process's robust list walked from the wait's slice,
+ * src/robust.c), signals blocked: not a handler's nested call, so
+ * pf_self_enter leaves the wait alone.  A wake it makes of the wait's
+ * own word wakes the wait, as the kernel's walk at the owner's exit
+ * would (issue 32: it ended the wait with EINTR or EAGAIN). */
+void
+pf_internal_begin(struct pf_crit *c)
+{
+  pf_crit_enter(c);
+  pf_self_internal++;
+}
+
+void
+pf_internal_end(struct pf_crit *c)
+{
+  pf_self_internal--;
+  pf_crit_exit(c);
+}
+
 void
 pf_self_enter(uintptr_t frame)
 {
   struct pf_thread *t = pf_self;
+  if (pf_self_internal)
+    return;                                 /* (the library's own call: above) */
   while (t && t->depth > 0) {
     struct pf_waiter *w = &t->nodes[t->depth - 1];
     if (pf_frame_live(w->frame, frame)) {
