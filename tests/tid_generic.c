@@ -259,7 +259,7 @@ main(void)
   pthread_t t[NT + 1];
   pid_t me = pf_test_generic_tid(), p, kid = 0;
   int st, fd[2], go[2];
-  plan(20);
+  plan(21);
   ok(me > 0 && (uint32_t)me <= 0x3fffffffu && (uint32_t)me >> 4 == (uint32_t)getpid(),
      "the main thread's id %#x: 30 bits, not 0, this pid beside slot %u", (unsigned)me,
      (unsigned)me & 15u);
