@@ -218,17 +218,23 @@ pf_objid_forget(int fd)
 /* Is the page at a of a private file mapping an anonymous copy (written
  * once, copy-on-write) rather than the file's page?  /proc/self/pagemap
  * (Documentation/admin-guide/mm/pagemap.rst): bit 63 present, 62
- * swapped, 61 a file page or shared anonymous.  Present and not a file
- * page, or swapped (only anonymous pages swap): a copy.  Not present: the
- * kernel's read fault maps the file's page.  Not readable: not known,
- * the file's (the common case: a view nobody wrote). */
+ * swapped, 61 a file page or shared anonymous.  The word is read first
+ * (a read fault maps the file's page where nothing is mapped yet, as the
+ * kernel's key does), so the page is there: present and not a file page,
+ * or swapped (only anonymous pages swap), is a copy.  Not readable, or
+ * neither present nor swapped after the read (an emulator's pagemap,
+ * qemu-user's for a 32-bit guest, describes other pages): not known,
+ * taken as the file's (the common case: a view nobody wrote). */
 static int
 pf_objid_page_copied(uintptr_t a)
 {
   long pg = sysconf(_SC_PAGESIZE);
   uint64_t e = 0;
-  int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC), r = 0;
-  if (fd < 0)
+  uint32_t v;
+  int fd, r = 0;
+  if (pf_os_word_read((const uint32_t *)a, &v) < 0)
+    return 0;                                /* (the op's own read answers EFAULT) */
+  if ((fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC)) < 0)
     return 0;
   if (pg > 0 && pread(fd, &e, sizeof e, (off_t)(a / (uintptr_t)pg) * (off_t)sizeof e) == (ssize_t)sizeof e)
     r = ((e >> 63) & 1) ? !((e >> 61) & 1) : (int)((e >> 62) & 1);
