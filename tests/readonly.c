@@ -375,11 +375,25 @@ check_must(const struct rcase *c, long must_ret, int must_err, const char *why)
 }
 
 /* pfutex must give the kernel's answer. */
+/* The read-only MAP_PRIVATE file page (main): under qemu-user the
+ * emulation's answer for it is no reference (below). */
+static uint32_t *ro_fpriv_page;
+
 static void
 check_kernel(const struct rcase *c)
 {
   struct outcome k, o;
   char got[96], kern[96];
+  /* A shared op on a read-only private file page is keyed by what the page
+   * is (the object's own, or a copy: /proc/self/pagemap, ports/linux/
+   * objid.c).  Under qemu-user the pages are qemu's: its pagemap
+   * describes host pages, and it may back a guest's private file mapping
+   * with a copy of its own, so the emulation's answer there is no
+   * reference (on x86_64 and i386 the same cases run natively). */
+  if (c->uaddr == ro_fpriv_page && pft_emulator() && pft_backend_is_emu()) {
+    skip("%s: under %s this process's pages are the emulator's", c->name, pft_emulator());
+    return;
+  }
   call_kernel(c, &k);
   o = run_child(call_pfutex, c);
   describe(got, sizeof got, &o);
@@ -425,6 +439,7 @@ main(void)
     sysbail("ftruncate");
   ro_file = (uint32_t *)(void *)map_page(pg, PROT_READ, MAP_SHARED, fd);
   ro_fpriv = (uint32_t *)(void *)map_page(pg, PROT_READ, MAP_PRIVATE, fd);
+  ro_fpriv_page = ro_fpriv;
   close(fd);
 
   plan_lazy();
